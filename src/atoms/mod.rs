@@ -1,0 +1,152 @@
+//! Atom samplers: the distributions of candidate split directions.
+//!
+//! An atom is a sparse vector `a` (feature indices and weights); a sample `x` projects
+//! to `a · x`. Axis-aligned forests, sparse oblique forests (SPORF) and manifold oblique
+//! forests (MORF) differ only in the sampler that draws a node's candidate atoms.
+
+mod axis;
+mod oblique;
+mod patch;
+
+pub use axis::AxisAlignedSampler;
+pub use oblique::SparseObliqueSampler;
+pub use patch::{PatchSampler, Patches};
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::Feature;
+use crate::error::{invalid, Result};
+use crate::rng::Rng;
+
+/// A borrowed sparse atom.
+#[derive(Debug, Clone, Copy)]
+pub struct Atom<'a> {
+    /// Feature indices, ascending and distinct.
+    pub indices: &'a [u32],
+    /// One weight per index.
+    pub weights: &'a [f32],
+}
+
+impl Atom<'_> {
+    /// The projection `a · x` of one row, summed in index order (the same order at
+    /// training and scoring time, so both see identical values).
+    #[inline]
+    pub fn project<T: Feature>(&self, row: &[T]) -> f32 {
+        let mut sum = 0.0f32;
+        for (&index, &weight) in self.indices.iter().zip(self.weights) {
+            sum += weight * row[index as usize].to_f32();
+        }
+        sum
+    }
+}
+
+/// The candidate atoms of one node, stored flat so that sampling allocates nothing
+/// once the buffers have grown.
+#[derive(Debug, Default, Clone)]
+pub struct AtomSet {
+    offsets: Vec<usize>,
+    indices: Vec<u32>,
+    weights: Vec<f32>,
+}
+
+impl AtomSet {
+    /// Removes all atoms, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.indices.clear();
+        self.weights.clear();
+    }
+
+    /// Appends an atom given as unsorted (index, weight) pairs with distinct indices.
+    pub fn push_pairs(&mut self, pairs: &mut [(u32, f32)]) {
+        // Ascending indices make the gather walk each row forwards.
+        pairs.sort_unstable_by_key(|&(index, _)| index);
+        for &(index, weight) in pairs.iter() {
+            self.indices.push(index);
+            self.weights.push(weight);
+        }
+        self.offsets.push(self.indices.len());
+    }
+
+    /// Appends an atom whose weights are all one.
+    pub fn push_unit(&mut self, indices: &mut [u32]) {
+        indices.sort_unstable();
+        self.indices.extend_from_slice(indices);
+        self.weights.extend(std::iter::repeat_n(1.0, indices.len()));
+        self.offsets.push(self.indices.len());
+    }
+
+    /// Number of atoms.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether the set holds no atom.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Atom `i`.
+    pub fn get(&self, i: usize) -> Atom<'_> {
+        let range = self.offsets[i]..self.offsets[i + 1];
+        Atom {
+            indices: &self.indices[range.clone()],
+            weights: &self.weights[range],
+        }
+    }
+}
+
+/// Draws the candidate atoms of a node. One sampler serves one tree, so it may keep
+/// scratch state between nodes.
+pub trait AtomSampler {
+    /// Replaces the contents of `out` with `n_atoms` candidate atoms.
+    fn sample_node(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet);
+}
+
+/// Which dictionary the split directions come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AtomKind {
+    /// One feature per atom, weight 1: Breiman's random forest.
+    AxisAligned,
+    /// Sparse random ±1 combinations (SPORF) with on average `feature_combinations`
+    /// nonzeros per atom (at least 1).
+    SparseOblique {
+        /// Mean number of nonzeros per atom; scikit-tree's `feature_combinations`.
+        feature_combinations: f64,
+    },
+    /// Patches of the row reshaped to an image or signal (MORF).
+    Patches(Patches),
+}
+
+impl AtomKind {
+    /// Checks the settings against the number of features.
+    pub fn validate(&self, n_features: usize) -> Result<()> {
+        match self {
+            AtomKind::AxisAligned => Ok(()),
+            AtomKind::SparseOblique {
+                feature_combinations,
+            } => {
+                if !(feature_combinations.is_finite() && *feature_combinations >= 1.0) {
+                    return Err(invalid(
+                        "feature_combinations",
+                        format!("must be a finite number >= 1, got {feature_combinations}"),
+                    ));
+                }
+                Ok(())
+            }
+            AtomKind::Patches(patches) => patches.validate(n_features),
+        }
+    }
+
+    /// A fresh sampler for one tree; `validate` must have passed.
+    pub fn sampler(&self, n_features: usize) -> Box<dyn AtomSampler> {
+        match self {
+            AtomKind::AxisAligned => Box::new(AxisAlignedSampler::new(n_features)),
+            AtomKind::SparseOblique {
+                feature_combinations,
+            } => Box::new(SparseObliqueSampler::new(n_features, *feature_combinations)),
+            AtomKind::Patches(patches) => Box::new(PatchSampler::new(patches.clone())),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+use serde::{Deserialize, Serialize};
+
+use super::{AtomSampler, AtomSet};
+use crate::error::{invalid, Result};
+use crate::rng::Rng;
+
+/// The MORF dictionary: each row is a row-major array of shape `image_shape`, and an
+/// atom sums the cells of a random patch of it.
+///
+/// Per axis `k` of length `D`, the patch extent is uniform in
+/// `[patch_min[k], patch_max[k]]`. A contiguous axis places a run of that length whose
+/// start is uniform in `[1 - extent, D - 1]`, dropping cells outside the axis (zero
+/// padding), so every cell is equally likely to be covered; with `wrap` the run starts
+/// anywhere in `[0, D - 1]` and continues modulo `D`. A non-contiguous axis (unordered
+/// sensors, say) takes `extent` distinct random positions instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Patches {
+    /// Shape each row is reshaped to, row-major; its product is the number of features.
+    pub image_shape: Vec<usize>,
+    /// Smallest patch extent per axis (at least 1).
+    pub patch_min: Vec<usize>,
+    /// Largest patch extent per axis (at most the axis length).
+    pub patch_max: Vec<usize>,
+    /// Per axis: indices continue cyclically past the end (a circle, an angle).
+    pub wrap: Vec<bool>,
+    /// Per axis: patches are runs of neighbours; `false` draws distinct random positions.
+    pub contiguous: Vec<bool>,
+}
+
+impl Patches {
+    /// Contiguous, non-wrapping patches with the given per-axis extents.
+    pub fn new(image_shape: Vec<usize>, patch_min: Vec<usize>, patch_max: Vec<usize>) -> Self {
+        let n_axes = image_shape.len();
+        Patches {
+            image_shape,
+            patch_min,
+            patch_max,
+            wrap: vec![false; n_axes],
+            contiguous: vec![true; n_axes],
+        }
+    }
+
+    /// Sets which axes wrap around.
+    pub fn with_wrap(mut self, wrap: Vec<bool>) -> Self {
+        self.wrap = wrap;
+        self
+    }
+
+    /// Sets which axes are contiguous.
+    pub fn with_contiguous(mut self, contiguous: Vec<bool>) -> Self {
+        self.contiguous = contiguous;
+        self
+    }
+
+    pub(crate) fn validate(&self, n_features: usize) -> Result<()> {
+        let n_axes = self.image_shape.len();
+        if n_axes == 0 || self.image_shape.contains(&0) {
+            return Err(invalid(
+                "image_shape",
+                format!(
+                    "needs at least one axis, all positive, got {:?}",
+                    self.image_shape
+                ),
+            ));
+        }
+        let cells = self
+            .image_shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        if cells != Some(n_features) {
+            return Err(invalid(
+                "image_shape",
+                format!(
+                    "{:?} holds {} cells but X has {n_features} features; the product of \
+                     image_shape must equal n_features",
+                    self.image_shape,
+                    cells.map_or_else(|| "too many".to_string(), |c| c.to_string()),
+                ),
+            ));
+        }
+        for (name, len) in [
+            ("patch_min", self.patch_min.len()),
+            ("patch_max", self.patch_max.len()),
+            ("wrap", self.wrap.len()),
+            ("contiguous", self.contiguous.len()),
+        ] {
+            if len != n_axes {
+                return Err(invalid(
+                    name,
+                    format!("needs one value per image axis ({n_axes}), got {len}"),
+                ));
+            }
+        }
+        for axis in 0..n_axes {
+            let (low, high, length) = (
+                self.patch_min[axis],
+                self.patch_max[axis],
+                self.image_shape[axis],
+            );
+            if low == 0 {
+                return Err(invalid(
+                    "patch_min",
+                    format!("axis {axis}: must be >= 1, got 0"),
+                ));
+            }
+            if low > high {
+                return Err(invalid(
+                    "patch_min",
+                    format!("axis {axis}: patch_min {low} is larger than patch_max {high}"),
+                ));
+            }
+            if high > length {
+                return Err(invalid(
+                    "patch_max",
+                    format!(
+                        "axis {axis}: patch_max {high} is larger than the image axis of \
+                         length {length}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Draws [`Patches`] atoms.
+pub struct PatchSampler {
+    patches: Patches,
+    strides: Vec<usize>,
+    /// Per non-contiguous axis, a pool of positions for partial shuffles.
+    position_pools: Vec<Vec<usize>>,
+    axis_cells: Vec<usize>,
+    flat: Vec<u32>,
+    next_flat: Vec<u32>,
+}
+
+impl PatchSampler {
+    /// A sampler for validated `patches`.
+    pub fn new(patches: Patches) -> Self {
+        let n_axes = patches.image_shape.len();
+        let mut strides = vec![1; n_axes];
+        for axis in (0..n_axes.saturating_sub(1)).rev() {
+            strides[axis] = strides[axis + 1] * patches.image_shape[axis + 1];
+        }
+        let position_pools = patches
+            .image_shape
+            .iter()
+            .map(|&d| (0..d).collect())
+            .collect();
+        PatchSampler {
+            patches,
+            strides,
+            position_pools,
+            axis_cells: Vec::new(),
+            flat: Vec::new(),
+            next_flat: Vec::new(),
+        }
+    }
+
+    /// The positions one atom covers along `axis`, into `self.axis_cells`.
+    fn sample_axis(&mut self, rng: &mut Rng, axis: usize) {
+        let p = &self.patches;
+        let length = p.image_shape[axis];
+        let extent = rng.between(p.patch_min[axis] as i64, p.patch_max[axis] as i64) as usize;
+        self.axis_cells.clear();
+        if !p.contiguous[axis] {
+            let pool = &mut self.position_pools[axis];
+            rng.choose_into_prefix(pool, extent);
+            self.axis_cells.extend_from_slice(&pool[..extent]);
+        } else if p.wrap[axis] {
+            let start = rng.below(length);
+            self.axis_cells
+                .extend((0..extent).map(|i| (start + i) % length));
+        } else {
+            // Starting as far left as 1 - extent gives the edge cells the same chance
+            // of being covered as the middle ones. The run always meets the axis, so no
+            // atom comes out empty.
+            let start = rng.between(1 - extent as i64, length as i64 - 1);
+            let first = start.max(0) as usize;
+            let end = ((start + extent as i64) as usize).min(length);
+            self.axis_cells.extend(first..end);
+        }
+    }
+}
+
+impl AtomSampler for PatchSampler {
+    fn sample_node(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
+        out.clear();
+        for _ in 0..n_atoms {
+            self.flat.clear();
+            self.flat.push(0);
+            for axis in 0..self.strides.len() {
+                self.sample_axis(rng, axis);
+                let stride = self.strides[axis];
+                self.next_flat.clear();
+                for &base in &self.flat {
+                    for &cell in &self.axis_cells {
+                        self.next_flat.push(base + (cell * stride) as u32);
+                    }
+                }
+                std::mem::swap(&mut self.flat, &mut self.next_flat);
+            }
+            out.push_unit(&mut self.flat);
+        }
+    }
+}

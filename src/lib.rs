@@ -1,0 +1,34 @@
+//! # morf_rs
+//!
+//! Manifold Oblique Random Forests (MORF): random forests whose candidate split
+//! directions respect the shape of the data. Where a random forest splits on one
+//! pixel or one time point, MORF splits on the sum of a random patch of an image or a
+//! window of a signal (optionally wrapping around a cycle), so trees learn images and
+//! time series with far fewer samples. Axis-aligned forests (RF) and sparse oblique
+//! forests (SPORF) are the same engine with other atom dictionaries.
+//!
+//! The crate has no Python dependency; the `python` feature builds the bindings of the
+//! `morf_rs` Python package.
+//!
+//! Start at [`Forest::fit`] with a [`ForestParams`]; choose the dictionary with
+//! [`AtomKind`] and, for MORF, [`Patches`].
+
+pub mod atoms;
+pub mod data;
+mod error;
+mod forest;
+mod params;
+pub mod rng;
+pub mod split;
+pub mod tree;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use atoms::{AtomKind, Patches};
+pub use data::Feature;
+pub use error::{MorfError, Result};
+pub use forest::{Forest, FORMAT_VERSION};
+pub use params::{ForestParams, MaxFeatures, MaxSamples};
+pub use split::Criterion;
+pub use tree::{HonestPrior, Node, Tree, TreeStats};

@@ -1,0 +1,187 @@
+//! Forest hyperparameters, with scikit-learn's names and meanings.
+
+use serde::{Deserialize, Serialize};
+
+use crate::atoms::AtomKind;
+use crate::error::{invalid, Result};
+use crate::split::Criterion;
+use crate::tree::HonestPrior;
+
+/// How many candidate atoms a node draws (scikit-learn's `max_features`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum MaxFeatures {
+    /// `max(1, floor(sqrt(n_features)))`.
+    Sqrt,
+    /// `max(1, floor(log2(n_features)))`.
+    Log2,
+    /// `max(1, floor(fraction * n_features))`; above 1 only for oblique and patch atoms.
+    Fraction(f64),
+    /// Exactly this many; above `n_features` only for oblique and patch atoms.
+    Count(usize),
+    /// `n_features`.
+    All,
+}
+
+impl MaxFeatures {
+    /// The number of atoms per node for `n_features` features. Axis-aligned atoms
+    /// cannot outnumber the features; oblique and patch atoms may.
+    pub fn resolve(self, n_features: usize, axis_aligned: bool) -> Result<usize> {
+        let atoms = match self {
+            MaxFeatures::Sqrt => (n_features as f64).sqrt() as usize,
+            MaxFeatures::Log2 => (n_features as f64).log2() as usize,
+            MaxFeatures::Fraction(f) => {
+                if !(f.is_finite() && f > 0.0) || (axis_aligned && f > 1.0) {
+                    let range = if axis_aligned { "(0, 1]" } else { "(0, inf)" };
+                    return Err(invalid(
+                        "max_features",
+                        format!("a fraction must be in {range}, got {f}"),
+                    ));
+                }
+                (f * n_features as f64) as usize
+            }
+            MaxFeatures::Count(k) => {
+                if k == 0 || (axis_aligned && k > n_features) {
+                    return Err(invalid(
+                        "max_features",
+                        format!(
+                            "a count must be in [1, {}], got {k}",
+                            if axis_aligned {
+                                n_features.to_string()
+                            } else {
+                                "inf)".into()
+                            }
+                        ),
+                    ));
+                }
+                k
+            }
+            MaxFeatures::All => n_features,
+        };
+        Ok(atoms.max(1))
+    }
+}
+
+/// Size of each tree's sample (scikit-learn's `max_samples`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum MaxSamples {
+    /// This fraction, in (0, 1], of the samples available to the tree.
+    Fraction(f64),
+    /// This many samples (at least 1).
+    Count(usize),
+}
+
+impl MaxSamples {
+    pub(crate) fn resolve(self, available: usize) -> Result<usize> {
+        match self {
+            MaxSamples::Fraction(f) if f.is_finite() && f > 0.0 && f <= 1.0 => {
+                Ok(((f * available as f64).round() as usize).max(1))
+            }
+            MaxSamples::Fraction(f) => Err(invalid(
+                "max_samples",
+                format!("a fraction must be in (0, 1], got {f}"),
+            )),
+            MaxSamples::Count(0) => Err(invalid("max_samples", "a count must be at least 1")),
+            MaxSamples::Count(k) => Ok(k),
+        }
+    }
+}
+
+/// Everything that shapes a forest. `Default` gives scikit-learn's defaults with
+/// axis-aligned atoms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForestParams {
+    /// Number of trees (`n_estimators`).
+    pub n_estimators: usize,
+    /// The atom dictionary: axis-aligned (RF), sparse oblique (SPORF) or patches (MORF).
+    pub atoms: AtomKind,
+    /// Candidate atoms per node (`max_features`).
+    pub max_features: MaxFeatures,
+    /// Impurity (`criterion`).
+    pub criterion: Criterion,
+    /// Deepest a leaf may be; `None` grows until another rule stops (`max_depth`).
+    pub max_depth: Option<usize>,
+    /// Fewest samples a node needs to be split (`min_samples_split`, at least 2).
+    pub min_samples_split: usize,
+    /// Fewest samples each child must keep (`min_samples_leaf`, at least 1).
+    pub min_samples_leaf: usize,
+    /// Smallest weighted impurity decrease, relative to the tree's total weight, that a
+    /// split must bring (`min_impurity_decrease`).
+    pub min_impurity_decrease: f64,
+    /// Draw each tree's sample with replacement (`bootstrap`); otherwise without.
+    pub bootstrap: bool,
+    /// Size of each tree's sample; `None` means all available samples (`max_samples`).
+    pub max_samples: Option<MaxSamples>,
+    /// Fraction of each tree's samples held out to fill the leaves (honest trees);
+    /// 0 turns honesty off.
+    pub honest_fraction: f64,
+    /// What an honest leaf without estimation samples predicts.
+    pub honest_prior: HonestPrior,
+    /// Seed; tree `t` draws from streams derived from (`random_state`, `t`).
+    pub random_state: u64,
+    /// Worker threads for training; 0 uses every core.
+    pub n_threads: usize,
+}
+
+impl Default for ForestParams {
+    fn default() -> Self {
+        ForestParams {
+            n_estimators: 100,
+            atoms: AtomKind::AxisAligned,
+            max_features: MaxFeatures::Sqrt,
+            criterion: Criterion::Gini,
+            max_depth: None,
+            min_samples_split: 2,
+            min_samples_leaf: 1,
+            min_impurity_decrease: 0.0,
+            bootstrap: true,
+            max_samples: None,
+            honest_fraction: 0.0,
+            honest_prior: HonestPrior::Empirical,
+            random_state: 0,
+            n_threads: 1,
+        }
+    }
+}
+
+impl ForestParams {
+    /// Checks the settings that do not depend on the data.
+    pub fn validate(&self) -> Result<()> {
+        if self.n_estimators == 0 {
+            return Err(invalid("n_estimators", "must be at least 1"));
+        }
+        if self.max_depth == Some(0) {
+            return Err(invalid(
+                "max_depth",
+                "must be at least 1, or None for no limit",
+            ));
+        }
+        if self.min_samples_split < 2 {
+            return Err(invalid(
+                "min_samples_split",
+                format!("must be at least 2, got {}", self.min_samples_split),
+            ));
+        }
+        if self.min_samples_leaf < 1 {
+            return Err(invalid("min_samples_leaf", "must be at least 1, got 0"));
+        }
+        if !(self.min_impurity_decrease.is_finite() && self.min_impurity_decrease >= 0.0) {
+            return Err(invalid(
+                "min_impurity_decrease",
+                format!(
+                    "must be a finite number >= 0, got {}",
+                    self.min_impurity_decrease
+                ),
+            ));
+        }
+        if !(self.honest_fraction >= 0.0 && self.honest_fraction < 1.0) {
+            return Err(invalid(
+                "honest_fraction",
+                format!("must be in [0, 1), got {}", self.honest_fraction),
+            ));
+        }
+        if let Some(max_samples) = self.max_samples {
+            max_samples.resolve(1)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,302 @@
+//! Bindings of the private extension `morf_rs._core`; the scikit-learn classes in
+//! `python/morf_rs/` wrap them. Python normalises the inputs; here they are checked
+//! strictly, borrowed without copying, and the GIL is released while the engine runs.
+
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::{
+    AtomKind, Criterion, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
+    Patches,
+};
+
+fn value_error(error: MorfError) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+/// A 2-D C-contiguous float32 or float64 array, borrowed.
+enum Samples<'py> {
+    F32(numpy::PyReadonlyArray2<'py, f32>),
+    F64(numpy::PyReadonlyArray2<'py, f64>),
+}
+
+impl<'py> Samples<'py> {
+    fn borrow(x: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let samples = if let Ok(array) = x.cast::<PyArray2<f32>>() {
+            Samples::F32(array.try_readonly()?)
+        } else if let Ok(array) = x.cast::<PyArray2<f64>>() {
+            Samples::F64(array.try_readonly()?)
+        } else {
+            return Err(PyTypeError::new_err(
+                "X must be a 2-D numpy array of dtype float32 or float64",
+            ));
+        };
+        let contiguous = match &samples {
+            Samples::F32(a) => a.is_c_contiguous(),
+            Samples::F64(a) => a.is_c_contiguous(),
+        };
+        if !contiguous {
+            return Err(PyValueError::new_err(
+                "X must be C-contiguous (np.ascontiguousarray)",
+            ));
+        }
+        Ok(samples)
+    }
+}
+
+/// Runs `$body` with `$view` bound to the array view of whichever dtype X has, without
+/// the GIL.
+macro_rules! with_view {
+    ($py:expr, $samples:expr, |$view:ident| $body:expr) => {
+        match &$samples {
+            Samples::F32(array) => {
+                let $view = array.as_array();
+                $py.detach(|| $body)
+            }
+            Samples::F64(array) => {
+                let $view = array.as_array();
+                $py.detach(|| $body)
+            }
+        }
+    };
+}
+
+/// A trained forest.
+#[pyclass(name = "Forest", module = "morf_rs._core", frozen)]
+pub struct PyForest {
+    forest: Forest,
+}
+
+#[pymethods]
+impl PyForest {
+    /// Trains a forest; see the package's estimators for the meaning of `params`.
+    #[staticmethod]
+    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads))]
+    fn fit(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: PyReadonlyArray1<'_, u32>,
+        n_classes: usize,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: &Bound<'_, PyDict>,
+        n_threads: usize,
+    ) -> PyResult<PyForest> {
+        let mut params = parse_params(params)?;
+        params.n_threads = n_threads;
+        let samples = Samples::borrow(x)?;
+        let y = y.as_slice()?;
+        let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
+        let forest = with_view!(py, samples, |view| Forest::fit(
+            &params, view, y, n_classes, weights
+        ))
+        .map_err(value_error)?;
+        Ok(PyForest { forest })
+    }
+
+    /// Mean class distribution of the trees, shape (n_samples, n_classes).
+    fn predict_proba<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let samples = Samples::borrow(x)?;
+        let proba = with_view!(py, samples, |view| self
+            .forest
+            .predict_proba(view, n_threads))
+        .map_err(value_error)?;
+        Ok(proba.into_pyarray(py))
+    }
+
+    /// Leaf node id per sample and tree, shape (n_samples, n_estimators).
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let samples = Samples::borrow(x)?;
+        let leaves = with_view!(py, samples, |view| self.forest.apply(view, n_threads))
+            .map_err(value_error)?;
+        Ok(leaves.mapv(i64::from).into_pyarray(py))
+    }
+
+    /// The seeds' importance: normalised counts of features in chosen split atoms.
+    fn split_count_importances<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.forest.split_count_importances().into_pyarray(py)
+    }
+
+    /// Impurity-weighted importance.
+    fn impurity_importances<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.forest.impurity_importances().into_pyarray(py)
+    }
+
+    /// Per-tree statistics as a dict of arrays.
+    fn tree_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = self.forest.tree_stats();
+        let column = |f: fn(&crate::TreeStats) -> i64| stats.iter().map(f).collect::<Vec<_>>();
+        let dict = PyDict::new(py);
+        dict.set_item("max_depth", column(|s| s.max_depth as i64).into_pyarray(py))?;
+        dict.set_item("n_leaves", column(|s| s.n_leaves as i64).into_pyarray(py))?;
+        dict.set_item("n_nodes", column(|s| s.n_nodes as i64).into_pyarray(py))?;
+        let mean_depth: Vec<f64> = stats.iter().map(|s| s.mean_leaf_depth).collect();
+        dict.set_item("mean_leaf_depth", mean_depth.into_pyarray(py))?;
+        Ok(dict)
+    }
+
+    /// The forest as versioned bytes.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let bytes = py.detach(|| self.forest.to_bytes());
+        PyBytes::new(py, &bytes)
+    }
+
+    /// Reads bytes written by `to_bytes`.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyForest> {
+        let forest = py
+            .detach(|| Forest::from_bytes(data))
+            .map_err(value_error)?;
+        Ok(PyForest { forest })
+    }
+
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.forest.n_features()
+    }
+
+    #[getter]
+    fn n_classes(&self) -> usize {
+        self.forest.n_classes()
+    }
+
+    #[getter]
+    fn n_estimators(&self) -> usize {
+        self.forest.trees().len()
+    }
+}
+
+/// Reads `params[key]`, or `None` when absent or None.
+fn get<'py, T: FromPyObjectOwned<'py>>(
+    params: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<Option<T>> {
+    match params.get_item(key)? {
+        Some(value) if !value.is_none() => value.extract::<T>().map(Some).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "parameter {key} has the wrong type: got {}",
+                value
+                    .get_type()
+                    .name()
+                    .map_or_else(|_| "?".into(), |n| n.to_string())
+            ))
+        }),
+        _ => Ok(None),
+    }
+}
+
+fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
+    let mut parsed = ForestParams::default();
+    let defaults = ForestParams::default();
+    parsed.n_estimators = get(params, "n_estimators")?.unwrap_or(defaults.n_estimators);
+    parsed.min_samples_split =
+        get(params, "min_samples_split")?.unwrap_or(defaults.min_samples_split);
+    parsed.min_samples_leaf = get(params, "min_samples_leaf")?.unwrap_or(defaults.min_samples_leaf);
+    parsed.min_impurity_decrease =
+        get(params, "min_impurity_decrease")?.unwrap_or(defaults.min_impurity_decrease);
+    parsed.max_depth = get(params, "max_depth")?;
+    parsed.bootstrap = get(params, "bootstrap")?.unwrap_or(defaults.bootstrap);
+    parsed.honest_fraction = get(params, "honest_fraction")?.unwrap_or(defaults.honest_fraction);
+    parsed.random_state = get(params, "random_state")?.unwrap_or(defaults.random_state);
+    parsed.criterion = match get::<String>(params, "criterion")?.as_deref() {
+        None | Some("gini") => Criterion::Gini,
+        Some("entropy") => Criterion::Entropy,
+        Some(other) => return Err(bad_choice("criterion", other, "'gini' or 'entropy'")),
+    };
+    parsed.honest_prior = match get::<String>(params, "honest_prior")?.as_deref() {
+        None | Some("empirical") => HonestPrior::Empirical,
+        Some("uniform") => HonestPrior::Uniform,
+        Some("ignore") => HonestPrior::Ignore,
+        Some(other) => {
+            return Err(bad_choice(
+                "honest_prior",
+                other,
+                "'ignore', 'uniform' or 'empirical'",
+            ))
+        }
+    };
+    parsed.max_features = match params.get_item("max_features")? {
+        None => defaults.max_features,
+        Some(value) if value.is_none() => MaxFeatures::All,
+        Some(value) => {
+            if let Ok(name) = value.extract::<String>() {
+                match name.as_str() {
+                    "sqrt" => MaxFeatures::Sqrt,
+                    "log2" => MaxFeatures::Log2,
+                    other => return Err(bad_choice("max_features", other, "'sqrt' or 'log2'")),
+                }
+            } else if value.is_instance_of::<pyo3::types::PyInt>() {
+                MaxFeatures::Count(value.extract()?)
+            } else {
+                MaxFeatures::Fraction(value.extract().map_err(|_| {
+                    PyTypeError::new_err(
+                        "max_features must be 'sqrt', 'log2', an int, a float or None",
+                    )
+                })?)
+            }
+        }
+    };
+    parsed.max_samples = match params.get_item("max_samples")? {
+        Some(value) if !value.is_none() => {
+            Some(if value.is_instance_of::<pyo3::types::PyInt>() {
+                MaxSamples::Count(value.extract()?)
+            } else {
+                MaxSamples::Fraction(value.extract().map_err(|_| {
+                    PyTypeError::new_err("max_samples must be None, an int or a float")
+                })?)
+            })
+        }
+        _ => None,
+    };
+    parsed.atoms = match get::<String>(params, "atoms")?.as_deref() {
+        None | Some("axis") => AtomKind::AxisAligned,
+        Some("oblique") => AtomKind::SparseOblique {
+            feature_combinations: get(params, "feature_combinations")?.unwrap_or(1.5),
+        },
+        Some("patch") => {
+            let image_shape: Vec<usize> = get(params, "image_shape")?
+                .ok_or_else(|| PyValueError::new_err("patch atoms need image_shape"))?;
+            let n_axes = image_shape.len();
+            let per_axis = |key: &str| -> PyResult<Vec<usize>> {
+                get(params, key)?
+                    .ok_or_else(|| PyValueError::new_err(format!("patch atoms need {key}")))
+            };
+            Patches::new(image_shape, per_axis("patch_min")?, per_axis("patch_max")?)
+                .with_wrap(get(params, "wrap")?.unwrap_or_else(|| vec![false; n_axes]))
+                .with_contiguous(get(params, "contiguous")?.unwrap_or_else(|| vec![true; n_axes]))
+                .into()
+        }
+        Some(other) => return Err(bad_choice("atoms", other, "'axis', 'oblique' or 'patch'")),
+    };
+    Ok(parsed)
+}
+
+fn bad_choice(name: &str, got: &str, allowed: &str) -> PyErr {
+    PyValueError::new_err(format!("{name} must be {allowed}, got {got:?}"))
+}
+
+impl From<Patches> for AtomKind {
+    fn from(patches: Patches) -> Self {
+        AtomKind::Patches(patches)
+    }
+}
+
+#[pymodule]
+fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<PyForest>()?;
+    module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! Seeded random numbers that stay the same across versions and thread counts.
+//!
+//! The stream comes from ChaCha8 (its output is fixed by its specification), and the
+//! few distributions we need are written here rather than taken from `rand`, whose
+//! sampling algorithms may change between releases.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+
+/// A reproducible random stream.
+pub struct Rng(ChaCha8Rng);
+
+impl Rng {
+    /// Stream `stream` of the generator seeded by `seed`: distinct streams never overlap,
+    /// which is how every tree gets its own generators from (seed, tree index).
+    pub fn new(seed: u64, stream: u64) -> Self {
+        let mut inner = ChaCha8Rng::seed_from_u64(seed);
+        inner.set_stream(stream);
+        Rng(inner)
+    }
+
+    /// Uniform integer in `[0, n)`; `n` must be positive. Lemire's multiply-shift with
+    /// rejection, so it is exactly uniform.
+    pub fn below(&mut self, n: usize) -> usize {
+        debug_assert!(n > 0);
+        let n = n as u64;
+        // Draws whose low half falls under 2^64 mod n would bias the result; redraw them.
+        let biased_below = n.wrapping_neg() % n;
+        loop {
+            let product = (self.0.next_u64() as u128) * (n as u128);
+            if (product as u64) >= biased_below {
+                return (product >> 64) as usize;
+            }
+        }
+    }
+
+    /// Uniform integer in `[low, high]` (inclusive).
+    pub fn between(&mut self, low: i64, high: i64) -> i64 {
+        debug_assert!(low <= high);
+        low + self.below((high - low) as usize + 1) as i64
+    }
+
+    /// Uniform float in `[0, 1)` with 53 random bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// A fair coin.
+    pub fn coin(&mut self) -> bool {
+        self.0.next_u32() & 1 == 1
+    }
+
+    /// Poisson-distributed count with mean `lambda` (Knuth's product method; the
+    /// rates used here are small).
+    pub fn poisson(&mut self, lambda: f64) -> usize {
+        let limit = (-lambda).exp();
+        let mut count = 0;
+        let mut product = self.unit();
+        while product > limit {
+            count += 1;
+            product *= self.unit();
+        }
+        count
+    }
+
+    /// Moves `k` distinct values drawn uniformly from `pool` to `pool[..k]`
+    /// (a partial Fisher-Yates shuffle).
+    pub fn choose_into_prefix<T>(&mut self, pool: &mut [T], k: usize) {
+        let n = pool.len();
+        for i in 0..k.min(n) {
+            let j = i + self.below(n - i);
+            pool.swap(i, j);
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Split search: project a node's samples onto each candidate atom, sort, and scan for
+//! the threshold with the largest impurity decrease.
+
+mod projection;
+mod search;
+
+pub use projection::{key_value, project_sort_keys, sort_key};
+pub use search::{best_split, Criterion, LocalSamples, SplitCandidate, SplitRule, SplitScratch};

@@ -1,0 +1,42 @@
+use crate::atoms::Atom;
+use crate::data::{Feature, Rows};
+
+/// Maps a projected value to an integer with the same order, so that (value, sample)
+/// pairs sort as plain `u64`s, faster than comparing floats. `-0.0` is folded onto
+/// `0.0` first: equal values must get equal keys.
+#[inline(always)]
+pub fn sort_key(value: f32) -> u32 {
+    let bits = (value + 0.0).to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// The value a key of [`sort_key`] came from.
+#[inline(always)]
+pub fn key_value(key: u32) -> f32 {
+    let bits = if key & 0x8000_0000 != 0 {
+        key & 0x7fff_ffff
+    } else {
+        !key
+    };
+    f32::from_bits(bits)
+}
+
+/// Writes one sort key per node sample: the projection's key in the high half, the
+/// sample's local id in the low half (which also makes ties order deterministically).
+pub fn project_sort_keys<T: Feature>(
+    rows: &Rows<'_, T>,
+    row_of: &[u32],
+    samples: &[u32],
+    atom: Atom<'_>,
+    keys: &mut Vec<u64>,
+) {
+    keys.clear();
+    keys.extend(samples.iter().map(|&sample| {
+        let value = atom.project(rows.row(row_of[sample as usize] as usize));
+        ((sort_key(value) as u64) << 32) | sample as u64
+    }));
+}

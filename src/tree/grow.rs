@@ -1,0 +1,156 @@
+use super::{Node, Tree};
+use crate::atoms::{AtomSampler, AtomSet};
+use crate::data::{Feature, Rows};
+use crate::rng::Rng;
+use crate::split::{best_split, LocalSamples, SplitRule, SplitScratch};
+
+/// Resolved stopping and split settings of one tree.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GrowSettings {
+    pub rule: SplitRule,
+    pub max_depth: usize,
+    pub min_samples_split: usize,
+    pub min_impurity_decrease: f64,
+    pub n_atoms: usize,
+    pub n_classes: usize,
+}
+
+/// A node waiting to be grown: its samples are `samples[start..end]`.
+struct Pending {
+    start: usize,
+    end: usize,
+    depth: usize,
+    /// The split node that points here, and whether as its left child.
+    parent: Option<(usize, bool)>,
+}
+
+/// Grows one tree depth-first on `local` (all of whose weights are positive), filling
+/// leaves with the class distributions of the samples that reach them.
+pub(crate) fn grow_tree<T: Feature>(
+    rows: &Rows<'_, T>,
+    local: &LocalSamples,
+    settings: &GrowSettings,
+    sampler: &mut dyn AtomSampler,
+    rng: &mut Rng,
+) -> Tree {
+    let n_classes = settings.n_classes;
+    let mut tree = Tree {
+        nodes: Vec::new(),
+        atom_indices: Vec::new(),
+        atom_weights: Vec::new(),
+        leaf_values: Vec::new(),
+        n_classes: n_classes as u32,
+    };
+    let mut samples: Vec<u32> = (0..local.row_of.len() as u32).collect();
+    let root_weight: f64 = local.weight_of.iter().sum();
+    let mut counts = vec![0.0f64; n_classes];
+    let mut atoms = AtomSet::default();
+    let mut scratch = SplitScratch::default();
+    let mut stack = vec![Pending {
+        start: 0,
+        end: samples.len(),
+        depth: 0,
+        parent: None,
+    }];
+
+    while let Some(Pending {
+        start,
+        end,
+        depth,
+        parent,
+    }) = stack.pop()
+    {
+        let id = tree.nodes.len();
+        if let Some((parent_id, is_left)) = parent {
+            if let Node::Split { left, right, .. } = &mut tree.nodes[parent_id] {
+                *(if is_left { left } else { right }) = id as u32;
+            }
+        }
+        let node_samples = &mut samples[start..end];
+        counts.fill(0.0);
+        for &sample in node_samples.iter() {
+            counts[local.class_of[sample as usize] as usize] += local.weight_of[sample as usize];
+        }
+        let n = node_samples.len();
+        let pure = counts.iter().filter(|&&c| c > 0.0).count() <= 1;
+        let may_split = !pure
+            && depth < settings.max_depth
+            && n >= settings.min_samples_split
+            && n >= 2 * settings.rule.min_samples_leaf;
+
+        let split = if may_split {
+            sampler.sample_node(rng, settings.n_atoms, &mut atoms);
+            best_split(
+                rows,
+                local,
+                node_samples,
+                &counts,
+                &atoms,
+                settings.rule,
+                &mut scratch,
+            )
+            .filter(|candidate| {
+                // scikit-learn's test, with its tolerance for rounding.
+                candidate.impurity_decrease / root_weight + 1e-7 >= settings.min_impurity_decrease
+            })
+        } else {
+            None
+        };
+
+        match split {
+            None => {
+                tree.nodes.push(Node::Leaf {
+                    posterior: Some(tree.leaf_values.len() as u32),
+                });
+                push_distribution(&mut tree.leaf_values, &counts);
+            }
+            Some(candidate) => {
+                let atom = atoms.get(candidate.atom);
+                let mut left_end = 0;
+                for i in 0..n {
+                    let row = rows.row(local.row_of[node_samples[i] as usize] as usize);
+                    if atom.project(row) <= candidate.threshold {
+                        node_samples.swap(i, left_end);
+                        left_end += 1;
+                    }
+                }
+                tree.nodes.push(Node::Split {
+                    left: 0,
+                    right: 0,
+                    threshold: candidate.threshold,
+                    atom_start: tree.atom_indices.len() as u32,
+                    atom_len: atom.indices.len() as u32,
+                    impurity_decrease: (candidate.impurity_decrease / root_weight) as f32,
+                });
+                tree.atom_indices.extend_from_slice(atom.indices);
+                tree.atom_weights.extend_from_slice(atom.weights);
+                let mid = start + left_end;
+                // Right is pushed first so the left subtree is grown (and numbered) first.
+                stack.push(Pending {
+                    start: mid,
+                    end,
+                    depth: depth + 1,
+                    parent: Some((id, false)),
+                });
+                stack.push(Pending {
+                    start,
+                    end: mid,
+                    depth: depth + 1,
+                    parent: Some((id, true)),
+                });
+            }
+        }
+    }
+    tree
+}
+
+/// Appends `counts` normalised to sum 1; uniform when they are all zero (a tree whose
+/// sample held no weight).
+pub(super) fn push_distribution(values: &mut Vec<f32>, counts: &[f64]) {
+    let total: f64 = counts.iter().sum();
+    if total > 0.0 {
+        values.extend(counts.iter().map(|&c| (c / total) as f32));
+    } else {
+        values.extend(std::iter::repeat_n(1.0 / counts.len() as f32, counts.len()));
+    }
+}

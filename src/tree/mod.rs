@@ -1,0 +1,208 @@
+//! Trees: growth (Algorithm 1 of the seeds), honest leaves, flat storage and scoring.
+
+mod grow;
+mod honest;
+
+pub(crate) use grow::{grow_tree, GrowSettings};
+pub use honest::HonestPrior;
+
+use serde::{Deserialize, Serialize};
+
+use crate::atoms::Atom;
+use crate::data::Feature;
+
+/// One node, stored flat in [`Tree::nodes`]; children always come after their parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Node {
+    /// Samples whose projection on the atom is `<= threshold` go to `left`.
+    Split {
+        /// Node id of the left child.
+        left: u32,
+        /// Node id of the right child.
+        right: u32,
+        /// Split threshold on the projected value.
+        threshold: f32,
+        /// Start of the atom in the tree's atom buffers.
+        atom_start: u32,
+        /// Number of nonzeros of the atom.
+        atom_len: u32,
+        /// Weighted impurity decrease of the split, divided by the root's weight.
+        impurity_decrease: f32,
+    },
+    /// A leaf; `posterior` is the offset of its class distribution in
+    /// [`Tree::leaf_values`], or `None` for an honest leaf that casts no vote.
+    Leaf {
+        /// Offset of the class distribution, if the leaf votes.
+        posterior: Option<u32>,
+    },
+}
+
+/// Shape statistics of one tree (seed 003, Fig. 3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TreeStats {
+    /// Depth of the deepest leaf (a lone root has depth 0).
+    pub max_depth: usize,
+    /// Number of leaves.
+    pub n_leaves: usize,
+    /// Number of nodes, splits and leaves.
+    pub n_nodes: usize,
+    /// Mean depth over leaves.
+    pub mean_leaf_depth: f64,
+}
+
+/// A trained tree: nodes, their split atoms in shared flat buffers, and leaf
+/// class distributions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    nodes: Vec<Node>,
+    atom_indices: Vec<u32>,
+    atom_weights: Vec<f32>,
+    leaf_values: Vec<f32>,
+    n_classes: u32,
+}
+
+impl Tree {
+    /// The nodes, root first.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The atom a split node projects on.
+    pub fn atom(&self, atom_start: u32, atom_len: u32) -> Atom<'_> {
+        let range = atom_start as usize..(atom_start + atom_len) as usize;
+        Atom {
+            indices: &self.atom_indices[range.clone()],
+            weights: &self.atom_weights[range],
+        }
+    }
+
+    /// Id of the leaf `row` falls into.
+    #[inline]
+    pub fn leaf_of<T: Feature>(&self, row: &[T]) -> usize {
+        let mut id = 0usize;
+        loop {
+            match self.nodes[id] {
+                Node::Split {
+                    left,
+                    right,
+                    threshold,
+                    atom_start,
+                    atom_len,
+                    ..
+                } => {
+                    let value = self.atom(atom_start, atom_len).project(row);
+                    id = if value <= threshold { left } else { right } as usize;
+                }
+                Node::Leaf { .. } => return id,
+            }
+        }
+    }
+
+    /// Class distribution of leaf `id`, or `None` when it casts no vote.
+    #[inline]
+    pub fn posterior(&self, id: usize) -> Option<&[f32]> {
+        match self.nodes[id] {
+            Node::Leaf {
+                posterior: Some(offset),
+            } => {
+                let start = offset as usize;
+                Some(&self.leaf_values[start..start + self.n_classes as usize])
+            }
+            _ => None,
+        }
+    }
+
+    /// Depth, leaf count and mean leaf depth.
+    pub fn stats(&self) -> TreeStats {
+        let mut depth = vec![0usize; self.nodes.len()];
+        let (mut max_depth, mut n_leaves, mut depth_sum) = (0, 0, 0);
+        for (id, node) in self.nodes.iter().enumerate() {
+            match *node {
+                Node::Split { left, right, .. } => {
+                    depth[left as usize] = depth[id] + 1;
+                    depth[right as usize] = depth[id] + 1;
+                }
+                Node::Leaf { .. } => {
+                    n_leaves += 1;
+                    depth_sum += depth[id];
+                    max_depth = max_depth.max(depth[id]);
+                }
+            }
+        }
+        TreeStats {
+            max_depth,
+            n_leaves,
+            n_nodes: self.nodes.len(),
+            mean_leaf_depth: depth_sum as f64 / n_leaves as f64,
+        }
+    }
+
+    /// Adds, per feature, how many split atoms use it (`counts`) and the splits'
+    /// impurity decreases shared equally among their atoms' features (`decreases`).
+    pub(crate) fn add_importances(&self, counts: &mut [f64], decreases: &mut [f64]) {
+        for node in &self.nodes {
+            if let Node::Split {
+                atom_start,
+                atom_len,
+                impurity_decrease,
+                ..
+            } = *node
+            {
+                let atom = self.atom(atom_start, atom_len);
+                let share = impurity_decrease as f64 / atom_len as f64;
+                for (&feature, &weight) in atom.indices.iter().zip(atom.weights) {
+                    if weight != 0.0 {
+                        counts[feature as usize] += 1.0;
+                        decreases[feature as usize] += share;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Tree {
+    /// Checks that a loaded tree only points inside itself: children after their
+    /// parent (so every walk ends), atoms and leaf distributions within the buffers,
+    /// features below `n_features`.
+    pub(crate) fn check(&self, n_features: usize, n_classes: usize) -> Result<(), &'static str> {
+        let n_nodes = self.nodes.len();
+        if n_nodes == 0 || self.n_classes as usize != n_classes {
+            return Err("damaged data: a tree without nodes or with another number of classes");
+        }
+        if self.atom_indices.len() != self.atom_weights.len()
+            || self.atom_indices.iter().any(|&f| f as usize >= n_features)
+        {
+            return Err("damaged data: atom features out of range");
+        }
+        for (id, node) in self.nodes.iter().enumerate() {
+            match *node {
+                Node::Split {
+                    left,
+                    right,
+                    atom_start,
+                    atom_len,
+                    ..
+                } => {
+                    let after = |child: u32| (child as usize) > id && (child as usize) < n_nodes;
+                    if !after(left) || !after(right) {
+                        return Err("damaged data: a split points outside its tree");
+                    }
+                    let end = atom_start as usize + atom_len as usize;
+                    if end > self.atom_indices.len() {
+                        return Err("damaged data: a split atom outside its buffers");
+                    }
+                }
+                Node::Leaf {
+                    posterior: Some(offset),
+                } => {
+                    if offset as usize + n_classes > self.leaf_values.len() {
+                        return Err("damaged data: a leaf outside its buffers");
+                    }
+                }
+                Node::Leaf { posterior: None } => {}
+            }
+        }
+        Ok(())
+    }
+}
