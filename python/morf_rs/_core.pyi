@@ -1,0 +1,58 @@
+"""Type stub of the private Rust extension; use the classes in morf_rs instead."""
+
+from typing import Literal, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+_FloatMatrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+
+class _Params(TypedDict, total=False):
+    n_estimators: int
+    atoms: Literal["axis", "oblique", "patch"]
+    feature_combinations: float
+    image_shape: list[int]
+    patch_min: list[int]
+    patch_max: list[int]
+    wrap: list[bool]
+    contiguous: list[bool]
+    max_features: Literal["sqrt", "log2"] | int | float | None
+    criterion: Literal["gini", "entropy"]
+    max_depth: int | None
+    min_samples_split: int
+    min_samples_leaf: int
+    min_impurity_decrease: float
+    bootstrap: bool
+    max_samples: int | float | None
+    honest_fraction: float
+    honest_prior: Literal["ignore", "uniform", "empirical"]
+    random_state: int
+
+class Forest:
+    """A trained forest; X must be 2-D C-contiguous float32 or float64."""
+
+    @staticmethod
+    def fit(
+        X: _FloatMatrix,
+        y: npt.NDArray[np.uint32],
+        n_classes: int,
+        sample_weight: npt.NDArray[np.float64] | None,
+        params: _Params,
+        n_threads: int,
+    ) -> Forest: ...
+    def predict_proba(
+        self, X: _FloatMatrix, n_threads: int
+    ) -> npt.NDArray[np.float64]: ...
+    def apply(self, X: _FloatMatrix, n_threads: int) -> npt.NDArray[np.int64]: ...
+    def split_count_importances(self) -> npt.NDArray[np.float64]: ...
+    def impurity_importances(self) -> npt.NDArray[np.float64]: ...
+    def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> Forest: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_classes(self) -> int: ...
+    @property
+    def n_estimators(self) -> int: ...
