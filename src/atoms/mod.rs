@@ -150,3 +150,75 @@ impl AtomKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn sparse_projection_equals_dense_dot_product(
+            row in prop::collection::vec(-100.0f32..100.0, 1..40),
+            picks in prop::collection::vec((any::<prop::sample::Index>(), -2.0f32..2.0), 1..10),
+        ) {
+            let mut pairs: Vec<(u32, f32)> = picks.iter().map(|(i, w)| (i.index(row.len()) as u32, *w)).collect();
+            pairs.sort_by_key(|p| p.0);
+            pairs.dedup_by_key(|p| p.0);
+            let mut set = AtomSet::default();
+            set.clear();
+            set.push_pairs(&mut pairs.clone());
+            let mut dense = vec![0.0f64; row.len()];
+            for &(i, w) in &pairs {
+                dense[i as usize] = w as f64;
+            }
+            let exact: f64 = dense.iter().zip(&row).map(|(a, x)| a * *x as f64).sum();
+            let sparse = set.get(0).project(&row) as f64;
+            prop_assert!((sparse - exact).abs() <= 1e-4 * (1.0 + exact.abs()));
+        }
+    }
+
+    #[test]
+    fn axis_aligned_atoms_are_distinct_single_features() {
+        let mut sampler = AxisAlignedSampler::new(10);
+        let mut rng = crate::rng::Rng::new(0, 0);
+        let mut set = AtomSet::default();
+        for n_atoms in [1, 3, 10, 20] {
+            sampler.sample_node(&mut rng, n_atoms, &mut set);
+            assert_eq!(set.len(), n_atoms.min(10));
+            let mut seen: Vec<u32> = (0..set.len()).map(|i| set.get(i).indices[0]).collect();
+            assert!((0..set.len()).all(|i| set.get(i).weights == [1.0]));
+            seen.sort();
+            seen.dedup();
+            assert_eq!(seen.len(), n_atoms.min(10));
+        }
+    }
+
+    #[test]
+    fn oblique_atoms_have_the_requested_mean_size_and_signs() {
+        let mut sampler = SparseObliqueSampler::new(50, 2.5);
+        let mut rng = crate::rng::Rng::new(4, 0);
+        let mut set = AtomSet::default();
+        sampler.sample_node(&mut rng, 20_000, &mut set);
+        let sizes: Vec<usize> = (0..set.len()).map(|i| set.get(i).indices.len()).collect();
+        let mean = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+        assert!((mean - 2.5).abs() < 0.05, "mean nonzeros {mean}");
+        assert!(sizes.iter().all(|&s| s >= 1));
+        let (mut plus, mut minus) = (0, 0);
+        for i in 0..set.len() {
+            let atom = set.get(i);
+            assert!(atom.indices.windows(2).all(|w| w[0] < w[1]));
+            for &w in atom.weights {
+                if w == 1.0 {
+                    plus += 1
+                } else {
+                    assert_eq!(w, -1.0);
+                    minus += 1
+                }
+            }
+        }
+        let share = plus as f64 / (plus + minus) as f64;
+        assert!((share - 0.5).abs() < 0.02, "share of +1 weights {share}");
+    }
+}

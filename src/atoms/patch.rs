@@ -204,3 +204,145 @@ impl AtomSampler for PatchSampler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draw(patches: Patches, n_draws: usize, seed: u64) -> Vec<Vec<u32>> {
+        let mut sampler = PatchSampler::new(patches);
+        let mut rng = Rng::new(seed, 0);
+        let mut set = AtomSet::default();
+        sampler.sample_node(&mut rng, n_draws, &mut set);
+        (0..set.len())
+            .map(|i| set.get(i).indices.to_vec())
+            .collect()
+    }
+
+    /// (row, column) of a flat index in a `width`-wide image.
+    fn cell(index: u32, width: usize) -> (usize, usize) {
+        (index as usize / width, index as usize % width)
+    }
+
+    #[test]
+    fn patches_are_rectangles_inside_the_image() {
+        let (height, width) = (7, 9);
+        for atom in draw(
+            Patches::new(vec![height, width], vec![2, 1], vec![3, 4]),
+            2000,
+            1,
+        ) {
+            assert!(atom.iter().all(|&i| (i as usize) < height * width));
+            let rows: Vec<usize> = atom.iter().map(|&i| cell(i, width).0).collect();
+            let cols: Vec<usize> = atom.iter().map(|&i| cell(i, width).1).collect();
+            let (r0, r1) = (*rows.iter().min().unwrap(), *rows.iter().max().unwrap());
+            let (c0, c1) = (*cols.iter().min().unwrap(), *cols.iter().max().unwrap());
+            // Clipped at the border, so at most the drawn extent, and a full rectangle.
+            assert!(r1 - r0 < 3 && c1 - c0 < 4);
+            assert_eq!(atom.len(), (r1 - r0 + 1) * (c1 - c0 + 1));
+            assert!(
+                atom.windows(2).all(|w| w[0] < w[1]),
+                "sorted and distinct: {atom:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_cell_is_equally_likely_to_be_covered() {
+        // Coverage of each cell over many draws; with equal probabilities the counts
+        // follow one binomial, so a chi-square statistic over the cells stays small.
+        let length = 20;
+        let n_draws = 40_000;
+        for (extent, wrap) in [(5, false), (12, false), (5, true)] {
+            let patches =
+                Patches::new(vec![length], vec![extent], vec![extent]).with_wrap(vec![wrap]);
+            let mut covered = vec![0f64; length];
+            for atom in draw(patches, n_draws, 3) {
+                atom.iter().for_each(|&i| covered[i as usize] += 1.0);
+            }
+            let p = if wrap {
+                extent as f64 / length as f64
+            } else {
+                extent as f64 / (length + extent - 1) as f64
+            };
+            let expected = n_draws as f64 * p;
+            let chi_square: f64 = covered
+                .iter()
+                .map(|&c| (c - expected).powi(2) / (expected * (1.0 - p)))
+                .sum();
+            // 19 degrees of freedom: 43.8 is the 0.999 quantile.
+            assert!(
+                chi_square < 43.8,
+                "extent {extent} wrap {wrap}: chi2 {chi_square}, {covered:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrapping_runs_continue_at_the_start() {
+        let length = 10;
+        let atoms = draw(
+            Patches::new(vec![length], vec![4], vec![4]).with_wrap(vec![true]),
+            500,
+            5,
+        );
+        let mut saw_wrapped = false;
+        for atom in atoms {
+            assert_eq!(atom.len(), 4, "a wrapping run keeps its full extent");
+            // Sorted indices of a cyclic run: consecutive, or split into a head at 0 and
+            // a tail ending at length - 1.
+            let gaps = atom.windows(2).filter(|w| w[1] - w[0] != 1).count();
+            assert!(gaps <= 1);
+            if gaps == 1 {
+                saw_wrapped = true;
+                assert_eq!(atom[0], 0);
+                assert_eq!(*atom.last().unwrap() as usize, length - 1);
+            }
+        }
+        assert!(saw_wrapped);
+    }
+
+    #[test]
+    fn non_contiguous_axes_take_distinct_positions() {
+        // 5 unordered sensors x 30 time points; sensors drawn freely, time contiguous.
+        let (sensors, times) = (5, 30);
+        let patches = Patches::new(vec![sensors, times], vec![2, 3], vec![4, 3])
+            .with_contiguous(vec![false, true]);
+        let mut adjacent_only = true;
+        for atom in draw(patches, 3000, 9) {
+            let mut rows: Vec<usize> = atom.iter().map(|&i| cell(i, times).0).collect();
+            rows.dedup();
+            assert!((2..=4).contains(&rows.len()), "distinct sensors: {rows:?}");
+            let mut columns: Vec<usize> = atom.iter().map(|&i| cell(i, times).1).collect();
+            columns.sort();
+            columns.dedup();
+            assert!(columns.len() <= 3);
+            assert_eq!(
+                atom.len(),
+                rows.len() * columns.len(),
+                "each sensor, the same time run"
+            );
+            adjacent_only &= rows.windows(2).all(|w| w[1] == w[0] + 1);
+        }
+        assert!(
+            !adjacent_only,
+            "non-contiguous sensors are not forced to be neighbours"
+        );
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let check = |p: Patches| p.validate(28 * 28).unwrap_err().to_string();
+        assert!(check(Patches::new(vec![28, 27], vec![1, 1], vec![2, 2])).contains("image_shape"));
+        assert!(check(Patches::new(vec![28, 28], vec![1, 1], vec![2, 29]))
+            .contains("larger than the image"));
+        assert!(check(Patches::new(vec![28, 28], vec![3, 1], vec![2, 2]))
+            .contains("larger than patch_max"));
+        assert!(check(Patches::new(vec![28, 28], vec![0, 1], vec![2, 2])).contains(">= 1"));
+        assert!(check(Patches::new(vec![28, 28], vec![1], vec![2]))
+            .contains("one value per image axis"));
+        assert!(Patches::new(vec![28, 28], vec![2, 2], vec![2, 9])
+            .validate(784)
+            .is_ok());
+    }
+}

@@ -40,3 +40,24 @@ pub fn project_sort_keys<T: Feature>(
         ((sort_key(value) as u64) << 32) | sample as u64
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn sort_keys_order_like_the_values(a in any::<f32>(), b in any::<f32>()) {
+            prop_assume!(a.is_finite() && b.is_finite());
+            prop_assert_eq!(sort_key(a).cmp(&sort_key(b)), a.partial_cmp(&b).unwrap());
+            prop_assert_eq!(key_value(sort_key(a)), a + 0.0);
+        }
+    }
+
+    #[test]
+    fn signed_zeros_share_a_key() {
+        assert_eq!(sort_key(-0.0), sort_key(0.0));
+    }
+}

@@ -181,3 +181,141 @@ fn midpoint(below: f32, above: f32) -> f32 {
         mid
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Weighted impurity `W * I` computed from scratch.
+    fn weighted_impurity(criterion: Criterion, counts: &[f64]) -> f64 {
+        let total: f64 = counts.iter().sum();
+        let impurity: f64 = counts
+            .iter()
+            .filter(|&&c| c > 0.0)
+            .map(|&c| {
+                let p = c / total;
+                match criterion {
+                    Criterion::Gini => p * (1.0 - p),
+                    Criterion::Entropy => -p * p.log2(),
+                }
+            })
+            .sum();
+        total * impurity
+    }
+
+    /// The decrease of splitting at `z <= threshold`, if both sides are allowed.
+    fn decrease_at(
+        values: &[f32],
+        local: &LocalSamples,
+        n_classes: usize,
+        rule: SplitRule,
+        threshold: f32,
+    ) -> Option<f64> {
+        let (mut left, mut right, mut all) = (
+            vec![0.0; n_classes],
+            vec![0.0; n_classes],
+            vec![0.0; n_classes],
+        );
+        let mut n_left = 0;
+        for (i, &z) in values.iter().enumerate() {
+            let class = local.class_of[i] as usize;
+            let side = if z <= threshold {
+                n_left += 1;
+                &mut left
+            } else {
+                &mut right
+            };
+            side[class] += local.weight_of[i];
+            all[class] += local.weight_of[i];
+        }
+        let n_right = values.len() - n_left;
+        let positive = |c: &[f64]| c.iter().sum::<f64>() > 0.0;
+        if n_left < rule.min_samples_leaf
+            || n_right < rule.min_samples_leaf
+            || !positive(&left)
+            || !positive(&right)
+        {
+            return None;
+        }
+        Some(
+            weighted_impurity(rule.criterion, &all)
+                - weighted_impurity(rule.criterion, &left)
+                - weighted_impurity(rule.criterion, &right),
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn finds_the_brute_force_best_split(
+            n in 2usize..30,
+            n_features in 1usize..4,
+            n_classes in 1usize..4,
+            min_samples_leaf in 1usize..4,
+            entropy in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::rng::Rng::new(seed, 0);
+            // Few distinct values, so that ties between samples are common.
+            let x = Array2::from_shape_fn((n, n_features), |_| rng.below(5) as f32 - 2.0);
+            let local = LocalSamples {
+                row_of: (0..n as u32).collect(),
+                class_of: (0..n).map(|_| rng.below(n_classes) as u32).collect(),
+                weight_of: (0..n).map(|_| [0.5, 1.0, 2.0][rng.below(3)]).collect(),
+            };
+            let rows = Rows::from_view(x.view()).unwrap();
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            for f in 0..n_features as u32 {
+                atoms.push_unit(&mut [f]);
+            }
+            // An oblique atom too, whose projections are sums.
+            atoms.push_pairs(&mut [(0, 1.0), ((n_features - 1) as u32, -1.0)]);
+            let mut node_counts = vec![0.0; n_classes];
+            for (c, w) in local.class_of.iter().zip(&local.weight_of) {
+                node_counts[*c as usize] += w;
+            }
+            let rule = SplitRule {
+                criterion: if entropy { Criterion::Entropy } else { Criterion::Gini },
+                min_samples_leaf,
+            };
+            let samples: Vec<u32> = (0..n as u32).collect();
+            let found = best_split(&rows, &local, &samples, &node_counts, &atoms, rule, &mut SplitScratch::default());
+
+            let mut brute_best: Option<f64> = None;
+            for a in 0..atoms.len() {
+                let values: Vec<f32> = (0..n).map(|i| atoms.get(a).project(rows.row(i))).collect();
+                for &t in &values {
+                    if let Some(d) = decrease_at(&values, &local, n_classes, rule, t) {
+                        brute_best = Some(brute_best.map_or(d, |b: f64| b.max(d)));
+                    }
+                }
+            }
+            match (found, brute_best) {
+                (None, None) => {}
+                (Some(split), Some(best)) => {
+                    let values: Vec<f32> = (0..n).map(|i| atoms.get(split.atom).project(rows.row(i))).collect();
+                    let achieved = decrease_at(&values, &local, n_classes, rule, split.threshold)
+                        .expect("the chosen split is allowed");
+                    prop_assert!((achieved - best).abs() < 1e-9 * (1.0 + best.abs()), "achieved {achieved}, best {best}");
+                    prop_assert!((split.impurity_decrease - best).abs() < 1e-9 * (1.0 + best.abs()));
+                    // The threshold sits strictly below the next value up.
+                    prop_assert!(values.iter().any(|&z| z <= split.threshold));
+                    prop_assert!(values.iter().any(|&z| z > split.threshold));
+                }
+                (found, brute) => prop_assert!(false, "engine {found:?}, brute force {brute:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn midpoint_never_rounds_onto_the_upper_value() {
+        let below = 1.0f32;
+        let above = f32::from_bits(below.to_bits() + 1);
+        assert_eq!(midpoint(below, above), below);
+        assert_eq!(midpoint(1.0, 2.0), 1.5);
+        assert_eq!(midpoint(-3.0, -1.0), -2.0);
+    }
+}

@@ -1,0 +1,547 @@
+//! Behaviour of the whole forest through the public API.
+
+use morf_rs::rng::Rng;
+use morf_rs::{
+    AtomKind, Criterion, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
+    Patches,
+};
+use ndarray::{s, Array2};
+
+/// Two noisy classes in 12 features where only feature 3 carries the label.
+fn one_informative_feature(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
+    let mut rng = Rng::new(seed, 0);
+    let y: Vec<u32> = (0..n).map(|i| (i % 2) as u32).collect();
+    let x = Array2::from_shape_fn((n, 12), |(i, j)| {
+        let noise = rng.unit() as f32;
+        if j == 3 {
+            noise + 1.5 * y[i] as f32
+        } else {
+            noise
+        }
+    });
+    (x, y)
+}
+
+/// The circle experiment on 60 cells: class 0 holds two runs of 5 ones, class 1 runs
+/// of 4 and 6, apart from each other and anywhere on the cycle.
+fn runs_on_a_cycle(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
+    const CELLS: usize = 60;
+    let mut rng = Rng::new(seed, 0);
+    let mut x = Array2::zeros((n, CELLS));
+    let y: Vec<u32> = (0..n).map(|i| (i % 2) as u32).collect();
+    for i in 0..n {
+        let lengths = if y[i] == 0 { [5, 5] } else { [4, 6] };
+        let first = rng.below(CELLS);
+        let second = first + lengths[0] + 1 + rng.below(CELLS - lengths[0] - lengths[1] - 1);
+        for (start, length) in [(first, lengths[0]), (second, lengths[1])] {
+            for cell in start..start + length {
+                x[[i, cell % CELLS]] = 1.0;
+            }
+        }
+    }
+    (x, y)
+}
+
+fn error_rate(forest: &Forest, x: &Array2<f32>, y: &[u32]) -> f64 {
+    let predicted = forest.predict(x.view(), 1).unwrap();
+    predicted.iter().zip(y).filter(|(p, t)| p != t).count() as f64 / y.len() as f64
+}
+
+fn all_kinds() -> Vec<ForestParams> {
+    let base = ForestParams {
+        n_estimators: 12,
+        random_state: 42,
+        ..ForestParams::default()
+    };
+    vec![
+        base.clone(),
+        ForestParams {
+            atoms: AtomKind::SparseOblique {
+                feature_combinations: 2.0,
+            },
+            ..base.clone()
+        },
+        ForestParams {
+            atoms: AtomKind::Patches(
+                Patches::new(vec![3, 4], vec![1, 2], vec![2, 4]).with_wrap(vec![false, true]),
+            ),
+            max_features: MaxFeatures::Count(20),
+            honest_fraction: 0.3,
+            ..base
+        },
+    ]
+}
+
+#[test]
+fn one_and_four_threads_grow_identical_forests() {
+    let (x, y) = one_informative_feature(300, 1);
+    for params in all_kinds() {
+        let single = Forest::fit(
+            &ForestParams {
+                n_threads: 1,
+                ..params.clone()
+            },
+            x.view(),
+            &y,
+            2,
+            None,
+        )
+        .unwrap();
+        let four = Forest::fit(
+            &ForestParams {
+                n_threads: 4,
+                ..params.clone()
+            },
+            x.view(),
+            &y,
+            2,
+            None,
+        )
+        .unwrap();
+        assert_eq!(single.to_bytes(), four.to_bytes(), "{:?}", params.atoms);
+        assert_eq!(
+            single.predict_proba(x.view(), 1).unwrap(),
+            four.predict_proba(x.view(), 4).unwrap()
+        );
+        let other_seed = Forest::fit(
+            &ForestParams {
+                random_state: 43,
+                ..params.clone()
+            },
+            x.view(),
+            &y,
+            2,
+            None,
+        )
+        .unwrap();
+        assert_ne!(single.to_bytes(), other_seed.to_bytes(), "the seed matters");
+    }
+}
+
+#[test]
+fn saved_forests_predict_identically_and_damage_is_an_error() {
+    let (x, y) = one_informative_feature(200, 2);
+    for params in all_kinds() {
+        let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+        let bytes = forest.to_bytes();
+        let restored = Forest::from_bytes(&bytes).unwrap();
+        assert_eq!(restored, forest);
+        assert_eq!(
+            restored.predict_proba(x.view(), 2).unwrap(),
+            forest.predict_proba(x.view(), 2).unwrap()
+        );
+        assert_eq!(
+            restored.apply(x.view(), 2).unwrap(),
+            forest.apply(x.view(), 1).unwrap()
+        );
+
+        // Truncated or altered bytes load as an error or as some valid forest, never a
+        // panic or an out-of-bounds walk.
+        for cut in (0..bytes.len()).step_by(97) {
+            assert!(Forest::from_bytes(&bytes[..cut]).is_err());
+        }
+        for position in (6..bytes.len()).step_by(13) {
+            let mut damaged = bytes.clone();
+            damaged[position] ^= 0xA5;
+            if let Ok(loaded) = Forest::from_bytes(&damaged) {
+                loaded.predict_proba(x.view(), 1).unwrap();
+            }
+        }
+    }
+    let mut wrong_version = Forest::fit(&all_kinds()[0], x.view(), &y, 2, None)
+        .unwrap()
+        .to_bytes();
+    wrong_version[4] = 99;
+    let message = Forest::from_bytes(&wrong_version).unwrap_err().to_string();
+    assert!(message.contains("format version 99"), "{message}");
+}
+
+#[test]
+fn morf_learns_runs_on_a_cycle_that_axis_aligned_trees_cannot() {
+    let (x_train, y_train) = runs_on_a_cycle(400, 3);
+    let (x_test, y_test) = runs_on_a_cycle(1000, 4);
+    let morf = ForestParams {
+        n_estimators: 50,
+        atoms: AtomKind::Patches(Patches::new(vec![60], vec![3], vec![12]).with_wrap(vec![true])),
+        max_features: MaxFeatures::Fraction(0.5),
+        ..ForestParams::default()
+    };
+    let rf = ForestParams {
+        n_estimators: 50,
+        ..ForestParams::default()
+    };
+    let morf_error = error_rate(
+        &Forest::fit(&morf, x_train.view(), &y_train, 2, None).unwrap(),
+        &x_test,
+        &y_test,
+    );
+    let rf_error = error_rate(
+        &Forest::fit(&rf, x_train.view(), &y_train, 2, None).unwrap(),
+        &x_test,
+        &y_test,
+    );
+    assert!(morf_error < 0.1, "MORF error {morf_error}");
+    assert!(rf_error > 0.25, "axis-aligned error {rf_error}");
+}
+
+#[test]
+fn importances_point_at_the_informative_feature() {
+    let (x, y) = one_informative_feature(400, 5);
+    for params in all_kinds().into_iter().take(2) {
+        let forest = Forest::fit(
+            &ForestParams {
+                n_estimators: 30,
+                ..params
+            },
+            x.view(),
+            &y,
+            2,
+            None,
+        )
+        .unwrap();
+        for importances in [
+            forest.split_count_importances(),
+            forest.impurity_importances(),
+        ] {
+            assert!((importances.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            let top = (0..12)
+                .max_by(|&a, &b| importances[a].total_cmp(&importances[b]))
+                .unwrap();
+            assert_eq!(top, 3, "{importances:?}");
+        }
+    }
+}
+
+#[test]
+fn zero_weight_samples_are_as_good_as_absent() {
+    let (x, y) = one_informative_feature(120, 6);
+    // Without bootstrap every tree sees every row, so dropping rows and zeroing their
+    // weights must grow the same trees.
+    let params = ForestParams {
+        n_estimators: 5,
+        bootstrap: false,
+        atoms: AtomKind::SparseOblique {
+            feature_combinations: 1.5,
+        },
+        ..ForestParams::default()
+    };
+    let weights: Vec<f64> = (0..120)
+        .map(|i| if i % 3 == 0 { 0.0 } else { 1.0 })
+        .collect();
+    let kept: Vec<usize> = (0..120).filter(|i| i % 3 != 0).collect();
+    let x_kept = x.select(ndarray::Axis(0), &kept);
+    let y_kept: Vec<u32> = kept.iter().map(|&i| y[i]).collect();
+    let weighted = Forest::fit(&params, x.view(), &y, 2, Some(&weights)).unwrap();
+    let dropped = Forest::fit(&params, x_kept.view(), &y_kept, 2, None).unwrap();
+    assert_eq!(
+        weighted.predict_proba(x.view(), 1).unwrap(),
+        dropped.predict_proba(x.view(), 1).unwrap()
+    );
+}
+
+#[test]
+fn growth_limits_are_respected() {
+    let (x, y) = one_informative_feature(300, 7);
+    let shallow = ForestParams {
+        n_estimators: 8,
+        max_depth: Some(3),
+        ..ForestParams::default()
+    };
+    let forest = Forest::fit(&shallow, x.view(), &y, 2, None).unwrap();
+    assert!(forest
+        .tree_stats()
+        .iter()
+        .all(|s| s.max_depth <= 3 && s.n_leaves <= 8));
+
+    let big_leaves = ForestParams {
+        n_estimators: 8,
+        min_samples_leaf: 7,
+        bootstrap: false,
+        criterion: Criterion::Entropy,
+        ..ForestParams::default()
+    };
+    let forest = Forest::fit(&big_leaves, x.view(), &y, 2, None).unwrap();
+    let leaves = forest.apply(x.view(), 1).unwrap();
+    for tree in 0..8 {
+        let mut per_leaf = std::collections::HashMap::new();
+        for &leaf in leaves.column(tree) {
+            *per_leaf.entry(leaf).or_insert(0) += 1;
+        }
+        assert!(per_leaf.values().all(|&n| n >= 7), "{per_leaf:?}");
+    }
+
+    let full = Forest::fit(
+        &ForestParams {
+            n_estimators: 8,
+            ..ForestParams::default()
+        },
+        x.view(),
+        &y,
+        2,
+        None,
+    )
+    .unwrap();
+    let stopped = Forest::fit(
+        &ForestParams {
+            n_estimators: 8,
+            min_impurity_decrease: 0.01,
+            ..ForestParams::default()
+        },
+        x.view(),
+        &y,
+        2,
+        None,
+    )
+    .unwrap();
+    let leaves_of = |f: &Forest| f.tree_stats().iter().map(|s| s.n_leaves).sum::<usize>();
+    assert!(leaves_of(&stopped) < leaves_of(&full));
+
+    let stats = full.tree_stats();
+    assert!(stats
+        .iter()
+        .all(|s| s.n_nodes == 2 * s.n_leaves - 1 && s.mean_leaf_depth <= s.max_depth as f64));
+}
+
+#[test]
+fn subsampling_and_honesty_give_valid_probabilities() {
+    let (x, y) = one_informative_feature(200, 8);
+    for prior in [
+        HonestPrior::Ignore,
+        HonestPrior::Uniform,
+        HonestPrior::Empirical,
+    ] {
+        for (bootstrap, max_samples) in [
+            (true, Some(MaxSamples::Fraction(0.5))),
+            (false, Some(MaxSamples::Count(50))),
+            (false, None),
+        ] {
+            let params = ForestParams {
+                n_estimators: 10,
+                honest_fraction: 0.5,
+                honest_prior: prior,
+                bootstrap,
+                max_samples,
+                ..ForestParams::default()
+            };
+            let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+            let proba = forest.predict_proba(x.view(), 2).unwrap();
+            for row in proba.rows() {
+                assert!(
+                    (row.sum() - 1.0).abs() < 1e-6 && row.iter().all(|p| (0.0..=1.0).contains(p))
+                );
+            }
+            assert!(error_rate(&forest, &x, &y) < 0.2);
+        }
+    }
+}
+
+#[test]
+fn one_class_and_float64_input_work() {
+    let (x, _) = one_informative_feature(50, 9);
+    let forest = Forest::fit(&ForestParams::default(), x.view(), &[0; 50], 1, None).unwrap();
+    assert!(forest.predict(x.view(), 1).unwrap().iter().all(|&c| c == 0));
+
+    let (x, y) = one_informative_feature(100, 10);
+    let x64 = x.mapv(f64::from);
+    let params = ForestParams {
+        n_estimators: 5,
+        ..ForestParams::default()
+    };
+    let from32 = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+    let from64 = Forest::fit(&params, x64.view(), &y, 2, None).unwrap();
+    assert_eq!(from32, from64);
+    // A transposed (Fortran-order) view is read correctly too.
+    let fortran = x.t().to_owned();
+    assert_eq!(
+        from32.predict_proba(fortran.t(), 1).unwrap(),
+        from32.predict_proba(x.view(), 1).unwrap()
+    );
+}
+
+#[test]
+fn bad_input_is_an_error_that_says_what_is_wrong() {
+    let (x, y) = one_informative_feature(20, 11);
+    let ok = ForestParams {
+        n_estimators: 2,
+        ..ForestParams::default()
+    };
+    let fit = |params: &ForestParams, x: &Array2<f32>, y: &[u32], n_classes, w: Option<&[f64]>| {
+        Forest::fit(params, x.view(), y, n_classes, w).unwrap_err()
+    };
+    assert!(matches!(
+        fit(&ok, &x.slice(s![..0, ..]).to_owned(), &[], 2, None),
+        MorfError::EmptyData { .. }
+    ));
+    assert!(matches!(
+        fit(&ok, &x, &y[..5], 2, None),
+        MorfError::ShapeMismatch { .. }
+    ));
+    let mut with_nan = x.clone();
+    with_nan[[4, 2]] = f32::NAN;
+    assert_eq!(
+        fit(&ok, &with_nan, &y, 2, None),
+        MorfError::NonFiniteInput { row: 4, column: 2 }
+    );
+    with_nan[[4, 2]] = f32::INFINITY;
+    assert!(fit(&ok, &with_nan, &y, 2, None)
+        .to_string()
+        .contains("NaN or infinity"));
+    assert!(matches!(
+        fit(&ok, &x, &y, 1, None),
+        MorfError::LabelOutOfRange { label: 1, .. }
+    ));
+    let mut weights = vec![1.0; 20];
+    weights[3] = -1.0;
+    assert!(matches!(
+        fit(&ok, &x, &y, 2, Some(&weights)),
+        MorfError::InvalidSampleWeight { index: 3, .. }
+    ));
+    assert_eq!(
+        fit(&ok, &x, &y, 2, Some(&[0.0; 20])),
+        MorfError::ZeroTotalWeight
+    );
+    assert!(matches!(
+        fit(&ok, &x, &y, 2, Some(&[1.0; 3])),
+        MorfError::ShapeMismatch { .. }
+    ));
+
+    let cases: Vec<(ForestParams, &str)> = vec![
+        (
+            ForestParams {
+                n_estimators: 0,
+                ..ok.clone()
+            },
+            "n_estimators",
+        ),
+        (
+            ForestParams {
+                min_samples_split: 1,
+                ..ok.clone()
+            },
+            "min_samples_split",
+        ),
+        (
+            ForestParams {
+                min_samples_leaf: 0,
+                ..ok.clone()
+            },
+            "min_samples_leaf",
+        ),
+        (
+            ForestParams {
+                max_depth: Some(0),
+                ..ok.clone()
+            },
+            "max_depth",
+        ),
+        (
+            ForestParams {
+                honest_fraction: 1.0,
+                ..ok.clone()
+            },
+            "honest_fraction",
+        ),
+        (
+            ForestParams {
+                honest_fraction: 0.01,
+                ..ok.clone()
+            },
+            "honest_fraction",
+        ),
+        (
+            ForestParams {
+                min_impurity_decrease: f64::NAN,
+                ..ok.clone()
+            },
+            "min_impurity_decrease",
+        ),
+        (
+            ForestParams {
+                max_samples: Some(MaxSamples::Fraction(1.5)),
+                ..ok.clone()
+            },
+            "max_samples",
+        ),
+        (
+            ForestParams {
+                max_features: MaxFeatures::Count(13),
+                ..ok.clone()
+            },
+            "max_features",
+        ),
+        (
+            ForestParams {
+                max_features: MaxFeatures::Fraction(0.0),
+                ..ok.clone()
+            },
+            "max_features",
+        ),
+        (
+            ForestParams {
+                atoms: AtomKind::SparseOblique {
+                    feature_combinations: 0.5,
+                },
+                ..ok.clone()
+            },
+            "feature_combinations",
+        ),
+        (
+            ForestParams {
+                atoms: AtomKind::Patches(Patches::new(vec![5, 3], vec![1, 1], vec![2, 2])),
+                ..ok.clone()
+            },
+            "image_shape",
+        ),
+        (
+            ForestParams {
+                atoms: AtomKind::Patches(Patches::new(vec![3, 4], vec![1, 1], vec![2, 5])),
+                ..ok.clone()
+            },
+            "larger than the image",
+        ),
+    ];
+    for (params, expected) in cases {
+        let message = fit(&params, &x, &y, 2, None).to_string();
+        assert!(
+            message.contains(expected),
+            "{message:?} should mention {expected:?}"
+        );
+    }
+
+    let forest = Forest::fit(&ok, x.view(), &y, 2, None).unwrap();
+    let narrow = x.slice(s![.., ..11]).to_owned();
+    let message = forest
+        .predict_proba(narrow.view(), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("expected 12, got 11"), "{message}");
+    assert!(matches!(
+        forest.predict(with_nan.view(), 1),
+        Err(MorfError::NonFiniteInput { .. })
+    ));
+}
+
+#[test]
+fn large_batches_score_the_same_in_parallel() {
+    let (x, y) = one_informative_feature(300, 12);
+    let forest = Forest::fit(
+        &ForestParams {
+            n_estimators: 10,
+            ..ForestParams::default()
+        },
+        x.view(),
+        &y,
+        2,
+        None,
+    )
+    .unwrap();
+    let (big, _) = one_informative_feature(5000, 13);
+    assert_eq!(
+        forest.predict_proba(big.view(), 1).unwrap(),
+        forest.predict_proba(big.view(), 3).unwrap()
+    );
+    assert_eq!(
+        forest.apply(big.view(), 1).unwrap(),
+        forest.apply(big.view(), 0).unwrap()
+    );
+}
