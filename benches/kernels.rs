@@ -1,0 +1,117 @@
+//! Criterion benchmarks of the kernels: sparse projection, split search at several
+//! node sizes, and batch scoring. `cargo bench --bench kernels`.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use morf_rs::atoms::{AtomKind, AtomSet, Patches};
+use morf_rs::data::Rows;
+use morf_rs::rng::Rng;
+use morf_rs::split::{best_split, Criterion as Impurity, LocalSamples, SplitRule, SplitScratch};
+use morf_rs::{Forest, ForestParams, MaxFeatures};
+use ndarray::Array2;
+
+const SIDE: usize = 28;
+
+/// Random 28x28 "images" with a bright square whose position depends on the class.
+fn images(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
+    let mut rng = Rng::new(seed, 0);
+    let y: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+    let mut x = Array2::from_shape_fn((n, SIDE * SIDE), |_| rng.unit() as f32);
+    for (i, &class) in y.iter().enumerate() {
+        let corner = 4 + 6 * class as usize + rng.below(4);
+        for r in corner..corner + 4 {
+            for c in corner..corner + 4 {
+                x[[i, r * SIDE + c]] += 1.0;
+            }
+        }
+    }
+    (x, y)
+}
+
+fn patch_atoms() -> AtomKind {
+    AtomKind::Patches(Patches::new(vec![SIDE, SIDE], vec![2, 2], vec![2, 5]))
+}
+
+fn node_atoms(n_atoms: usize) -> AtomSet {
+    let mut atoms = AtomSet::default();
+    patch_atoms()
+        .sampler(SIDE * SIDE)
+        .sample_node(&mut Rng::new(1, 1), n_atoms, &mut atoms);
+    atoms
+}
+
+fn projection(c: &mut Criterion) {
+    let (x, _) = images(10_000, 2);
+    let rows = Rows::from_view(x.view()).unwrap();
+    let atoms = node_atoms(28);
+    let mut group = c.benchmark_group("sparse_projection");
+    group.throughput(Throughput::Elements((rows.n_samples * atoms.len()) as u64));
+    group.bench_function("28 patch atoms x 10000 rows", |b| {
+        b.iter(|| {
+            let mut total = 0.0f32;
+            for a in 0..atoms.len() {
+                let atom = atoms.get(a);
+                for i in 0..rows.n_samples {
+                    total += atom.project(rows.row(i));
+                }
+            }
+            black_box(total)
+        })
+    });
+    group.finish();
+}
+
+fn split_search(c: &mut Criterion) {
+    let (x, y) = images(20_000, 3);
+    let rows = Rows::from_view(x.view()).unwrap();
+    let atoms = node_atoms(28);
+    let rule = SplitRule {
+        criterion: Impurity::Gini,
+        min_samples_leaf: 1,
+    };
+    let mut group = c.benchmark_group("split_search");
+    for n in [100usize, 1_000, 10_000] {
+        let local = LocalSamples {
+            row_of: (0..n as u32).collect(),
+            class_of: y[..n].to_vec(),
+            weight_of: vec![1.0; n],
+        };
+        let mut counts = vec![0.0; 3];
+        y[..n].iter().for_each(|&c| counts[c as usize] += 1.0);
+        let samples: Vec<u32> = (0..n as u32).collect();
+        let mut scratch = SplitScratch::default();
+        group.throughput(Throughput::Elements((n * atoms.len()) as u64));
+        group.bench_with_input(BenchmarkId::new("28 patch atoms", n), &n, |b, _| {
+            b.iter(|| best_split(&rows, &local, &samples, &counts, &atoms, rule, &mut scratch))
+        });
+    }
+    group.finish();
+}
+
+fn scoring(c: &mut Criterion) {
+    let (x, y) = images(2_000, 4);
+    let params = ForestParams {
+        n_estimators: 100,
+        atoms: patch_atoms(),
+        max_features: MaxFeatures::Sqrt,
+        n_threads: 0,
+        ..ForestParams::default()
+    };
+    let forest = Forest::fit(&params, x.view(), &y, 3, None).unwrap();
+    let (batch, _) = images(10_000, 5);
+    let mut group = c.benchmark_group("predict_proba");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(batch.nrows() as u64));
+    for threads in [1usize, 2] {
+        group.bench_with_input(
+            BenchmarkId::new("100 trees x 10000 rows, threads", threads),
+            &threads,
+            |b, &t| b.iter(|| forest.predict_proba(batch.view(), t).unwrap()),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, projection, split_search, scoring);
+criterion_main!(benches);
