@@ -1,0 +1,40 @@
+"""scikit-learn's own compatibility checks for the three classifiers."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from morf_rs import (
+    ManifoldObliqueForestClassifier,
+    RandomForestClassifier,
+    SparseObliqueForestClassifier,
+)
+
+# Checks these forests cannot pass by design.
+EXPECTED_FAILED_CHECKS = {
+    # scikit-learn lists the same expected failure for its RandomForestClassifier.
+    "check_sample_weight_equivalence_on_dense_data": (
+        "a bootstrap draws samples by count, so an integer weight is not the same "
+        "as repeating the sample"
+    ),
+    # test_api.py checks that class_weight reweights the splits and leaves.
+    "check_class_weight_classifiers": (
+        "fully grown trees end in pure leaves, so extreme class weights cannot "
+        "change their votes; scikit-learn's forests pass this check only through "
+        "min_weight_fraction_leaf, which these forests do not have"
+    ),
+}
+
+
+def expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS
+
+
+@parametrize_with_checks(
+    [
+        ManifoldObliqueForestClassifier(n_estimators=5),
+        SparseObliqueForestClassifier(n_estimators=5),
+        RandomForestClassifier(n_estimators=5),
+    ],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
