@@ -159,6 +159,7 @@ def _warm_up(models: list[Model], threads: int) -> None:
 def run_one(
     model: Model, exp: Experiment, X, y, X_test, y_test, args, seed
 ) -> tuple[dict, object]:
+    """Fit one model and measure it; returns the CSV row and the fitted model."""
     est = model.build(exp.patches, args.n_estimators, args.threads, seed)
     with PeakMemory() as mem, Timer() as fit_t:
         est.fit(X, y)
@@ -206,35 +207,22 @@ def predict_scaling(model: Model, est, X_batch, args) -> list[dict]:
     return rows
 
 
-def importance_maps(args) -> dict[str, np.ndarray]:
+def importance_maps(models: list[Model], args) -> dict[str, np.ndarray]:
     """Fig. 5 of the seeds: our three forests on 100 images of each of two classes."""
-    import morf_rs
-
     X, y = load_fashion_mnist("train")
     order = np.random.default_rng(0).permutation(len(y))
     picked = np.concatenate(
         [order[y[order] == c][:IMPORTANCE_PER_CLASS] for c in IMPORTANCE_CLASSES]
     )
     X, y = np.ascontiguousarray(X[picked]), y[picked]
-    common = dict(n_estimators=args.n_estimators, n_jobs=args.threads, random_state=0)
-    p = FASHION_PATCHES
-    forests = {
-        "RF": morf_rs.RandomForestClassifier(max_features="sqrt", **common),
-        "SPORF": morf_rs.SparseObliqueForestClassifier(max_features="sqrt", **common),
-        "MORF": morf_rs.ManifoldObliqueForestClassifier(
-            image_shape=p.image_shape,
-            patch_min=p.patch_min,
-            patch_max=p.patch_max,
-            wrap=p.wrap,
-            max_features=p.max_features,
-            **common,
-        ),
-    }
     maps = {
         f"mean {c}": X[y == c].mean(axis=0).reshape(28, 28) for c in IMPORTANCE_CLASSES
     }
-    for name, forest in forests.items():
-        maps[name] = np.asarray(forest.fit(X, y).feature_importances_).reshape(28, 28)
+    for model in models:
+        if model.library == "morf_rs":
+            forest = model.build(FASHION_PATCHES, args.n_estimators, args.threads, 0)
+            importances = forest.fit(X, y).feature_importances_
+            maps[model.forest] = np.asarray(importances).reshape(28, 28)
     return maps
 
 
@@ -411,7 +399,8 @@ def main(argv=None) -> int:
 
     if has_ours and "fashion" in args.experiments:
         print("importance maps (Fashion-MNIST, two classes)...")
-        np.savez_compressed(args.out / "importance.npz", **importance_maps(args))
+        maps = importance_maps(models, args)
+        np.savez_compressed(args.out / "importance.npz", **maps)
     meta["failures"] = [
         f"{label} ({where}): {msg}" for (label, msg), where in failures.items()
     ]

@@ -105,6 +105,14 @@ class _PlainLogFormatter(matplotlib.ticker.LogFormatter):
         return f"{x:g}"
 
 
+def _log_y(ax) -> None:
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+    ax.yaxis.set_minor_formatter(
+        _PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
+    )
+
+
 def _line_style(label: str) -> dict:
     library, forest = label.split()
     linestyle, marker = STYLES[library]
@@ -147,11 +155,7 @@ def _curves(
                 )
             ax.set_xscale("log")
             if logy:
-                ax.set_yscale("log")
-                ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-                ax.yaxis.set_minor_formatter(
-                    _PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
-                )
+                _log_y(ax)
             ax.grid(alpha=0.3, which="both")
             if i == 0:
                 ax.set_title(TITLES[exp])
@@ -182,7 +186,7 @@ def _scaling_plot(scaling: list[dict], path: Path) -> None:
     threads = sorted({r["threads"] for r in scaling})
     ax.set_xscale("log", base=2)
     ax.set_xticks(threads, [str(t) for t in threads])
-    ax.set_yscale("log")
+    _log_y(ax)
     ax.set_xlabel("threads (n_jobs)")
     ax.set_ylabel("predict_proba seconds")
     ax.set_title(f"predict_proba on {scaling[0]['batch_rows']:,} Fashion-MNIST rows")
@@ -203,16 +207,16 @@ def _importance_plot(maps: dict[str, np.ndarray], path: Path) -> None:
         (maps[means[1]], CLASS_NAMES[int(means[1][5:])]),
         (np.abs(a - b), "|difference|"),
     ]
-    bottom = [(maps[k], f"{k} importance (morf_rs)") for k in ("RF", "SPORF", "MORF")]
-    fig, axes = plt.subplots(2, 3, figsize=(9, 6.4))
+    bottom = [(maps[k], f"{k} importance") for k in ("RF", "SPORF", "MORF")]
+    fig, axes = plt.subplots(2, 3, figsize=(9, 6.6), layout="constrained")
     for ax, (img, title) in zip(axes.ravel(), top + bottom):
         ax.imshow(img, cmap="viridis")
         ax.set_title(title, fontsize=10)
         ax.axis("off")
     fig.suptitle(
-        "Fashion-MNIST, 100 images per class: mean images (top), importance (bottom)"
+        "Fashion-MNIST, 100 images per class: class means (top), "
+        "morf_rs feature_importances_ (bottom)"
     )
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
