@@ -1,9 +1,14 @@
 """Type stub of the private Rust extension; use the classes in morf_rs instead."""
 
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = ["FORMAT_VERSION", "Forest"]
+
+# Version of the bytes written by Forest.to_bytes.
+FORMAT_VERSION: int
 
 _FloatMatrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
@@ -28,12 +33,13 @@ class _Params(TypedDict, total=False):
     honest_prior: Literal["ignore", "uniform", "empirical"]
     random_state: int
 
+@final
 class Forest:
     """A trained forest; X must be 2-D C-contiguous float32 or float64."""
 
     @staticmethod
     def fit(
-        X: _FloatMatrix,
+        x: _FloatMatrix,
         y: npt.NDArray[np.uint32],
         n_classes: int,
         sample_weight: npt.NDArray[np.float64] | None,
@@ -41,9 +47,9 @@ class Forest:
         n_threads: int,
     ) -> Forest: ...
     def predict_proba(
-        self, X: _FloatMatrix, n_threads: int
+        self, x: _FloatMatrix, n_threads: int
     ) -> npt.NDArray[np.float64]: ...
-    def apply(self, X: _FloatMatrix, n_threads: int) -> npt.NDArray[np.int64]: ...
+    def apply(self, x: _FloatMatrix, n_threads: int) -> npt.NDArray[np.int64]: ...
     def split_count_importances(self) -> npt.NDArray[np.float64]: ...
     def impurity_importances(self) -> npt.NDArray[np.float64]: ...
     def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
