@@ -40,8 +40,7 @@ __all__ = [
     "SparseObliqueForestClassifier",
 ]
 
-# Seeds are drawn like scikit-learn's (RandomState.randint below 2**31 - 1) so an
-# int random_state maps to the same seed on every platform.
+# Tree seeds come from random_state the way scikit-learn draws them.
 _MAX_SEED = np.iinfo(np.int32).max
 
 # float32 first: the engine compares values in float32, so anything that is not
@@ -98,8 +97,14 @@ def _validate_X_y(estimator, X, y):
     return X, y
 
 
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
 def _check_int(name, value, minimum, maximum=None):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not _is_int(value):
         raise TypeError(f"{name} must be an int, got {value!r}.")
     if value < minimum or (maximum is not None and value > maximum):
         upper = "" if maximum is None else f" and <= {maximum}"
@@ -136,7 +141,7 @@ def _resolve_n_threads(n_jobs):
     """scikit-learn's n_jobs: None is one thread, -1 all cores, -2 all but one."""
     if n_jobs is None:
         return 1
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+    if not _is_int(n_jobs):
         raise TypeError(f"n_jobs must be None or an int, got {n_jobs!r}.")
     if n_jobs == 0:
         raise ValueError(
@@ -150,7 +155,7 @@ def _resolve_n_threads(n_jobs):
 
 def _resolve_fraction_or_count(name, value, n_samples, minimum, high_open):
     """An int count, or a float fraction of n_samples (scikit-learn's meaning)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+    if _is_int(value):
         return _check_int(name, value, minimum)
     fraction = _check_real(name, value, 0.0, 1.0, low_open=True, high_open=high_open)
     return max(minimum, math.ceil(fraction * n_samples))
@@ -181,7 +186,7 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
         bootstrap=True,
         max_samples=None,
         honest_fraction=0.0,
-        honest_prior="ignore",
+        honest_prior="empirical",
         class_weight=None,
         n_jobs=None,
         random_state=None,
@@ -296,9 +301,7 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
                 f"fraction of n_features; got {value!r}."
             )
         limit = None if self._max_features_above_n else n_features
-        if isinstance(value, numbers.Integral) and not isinstance(
-            value, (bool, np.bool_)
-        ):
+        if _is_int(value):
             return _check_int("max_features", value, 1, limit)
         high = math.inf if self._max_features_above_n else 1.0
         return _check_real("max_features", value, 0.0, high, low_open=True)
@@ -307,15 +310,17 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
         value = self.max_samples
         if value is None:
             return None
-        if isinstance(value, numbers.Integral) and not isinstance(
-            value, (bool, np.bool_)
-        ):
+        if _is_int(value):
             return _check_int("max_samples", value, 1, n_samples)
         return _check_real("max_samples", value, 0.0, 1.0, low_open=True)
 
     def _check_class_weight(self):
         value = self.class_weight
-        if value is None or value == "balanced" or isinstance(value, dict):
+        if (
+            value is None
+            or (isinstance(value, str) and value == "balanced")
+            or isinstance(value, dict)
+        ):
             return
         raise ValueError(
             "class_weight must be None, 'balanced' or a dict {label: weight}; got "
@@ -440,7 +445,7 @@ _SHARED_PARAMS_DOC = """
     honest_fraction : float in [0, 1), default=0.0
         Fraction of each tree's sample set aside to fill the leaves (honest
         trees); the rest grows the splits. 0 disables honesty.
-    honest_prior : {"ignore", "uniform", "empirical"}, default="ignore"
+    honest_prior : {"ignore", "uniform", "empirical"}, default="empirical"
         What a leaf that got no honest sample predicts: nothing (the tree does not
         vote), the uniform distribution, or the tree's class frequencies.
     class_weight : dict, "balanced" or None, default=None
@@ -526,7 +531,7 @@ class ManifoldObliqueForestClassifier(BaseObliqueForest):
         bootstrap=True,
         max_samples=None,
         honest_fraction=0.0,
-        honest_prior="ignore",
+        honest_prior="empirical",
         class_weight=None,
         n_jobs=None,
         random_state=None,
@@ -586,11 +591,9 @@ class ManifoldObliqueForestClassifier(BaseObliqueForest):
         value = self.image_shape
         if value is None:
             return (n_features,)
-        if isinstance(value, numbers.Integral) and not isinstance(
-            value, (bool, np.bool_)
-        ):
+        if _is_int(value):
             value = (value,)
-        if isinstance(value, str) or not hasattr(value, "__len__") or not value:
+        if isinstance(value, str) or not hasattr(value, "__len__") or len(value) == 0:
             raise TypeError(
                 f"image_shape must be a tuple of ints such as (28, 28), got {value!r}."
             )
@@ -664,7 +667,7 @@ class SparseObliqueForestClassifier(BaseObliqueForest):
         bootstrap=True,
         max_samples=None,
         honest_fraction=0.0,
-        honest_prior="ignore",
+        honest_prior="empirical",
         class_weight=None,
         n_jobs=None,
         random_state=None,

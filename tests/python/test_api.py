@@ -20,8 +20,9 @@ from morf_rs import (
     ManifoldObliqueForestClassifier,
     RandomForestClassifier,
     SparseObliqueForestClassifier,
+    _forest,
 )
-from morf_rs._forest import _validate_X
+from morf_rs._forest import _resolve_n_threads, _validate_X
 from morf_rs.datasets import make_circle, make_impulse
 
 
@@ -69,6 +70,25 @@ def test_morf_importances_reshape_to_the_image():
     ).fit(X, y)
     assert forest.image_shape_ == (10, 10)
     assert forest.feature_importances_.reshape(forest.image_shape_).shape == (10, 10)
+
+
+@pytest.mark.parametrize(
+    ("image_shape", "expected"),
+    [
+        ((2, 50), (2, 50)),
+        ([2, 50], (2, 50)),
+        (np.array([2, 50]), (2, 50)),
+        ((100,), (100,)),
+        (100, (100,)),
+        (None, (100,)),
+    ],
+)
+def test_image_shape_spellings(image_shape, expected):
+    X, y = make_circle(60, random_state=0)
+    forest = ManifoldObliqueForestClassifier(
+        n_estimators=2, image_shape=image_shape, patch_max=2, random_state=0
+    ).fit(X, y)
+    assert forest.image_shape_ == expected
 
 
 def test_string_labels(forest_class, data):
@@ -190,6 +210,15 @@ def test_random_state_instance_is_consumed_like_scikit_learn(data):
     first = RandomForestClassifier(n_estimators=3, random_state=rng).fit(X, y)
     second = RandomForestClassifier(n_estimators=3, random_state=rng).fit(X, y)
     assert not np.array_equal(first.apply(X), second.apply(X))
+
+
+def test_n_jobs_means_what_it_means_in_scikit_learn(monkeypatch):
+    monkeypatch.setattr(_forest, "cpu_count", lambda: 8)
+    assert _resolve_n_threads(None) == 1
+    assert _resolve_n_threads(3) == 3
+    assert _resolve_n_threads(-1) == 8
+    assert _resolve_n_threads(-2) == 7
+    assert _resolve_n_threads(-20) == 1
 
 
 def test_n_jobs_minus_one_works(forest_class, data):
