@@ -1,0 +1,68 @@
+"""The private extension rejects what it cannot use with an exception, never a crash.
+
+The estimators never pass such input; these tests guard the boundary itself.
+"""
+
+import numpy as np
+import pytest
+
+from morf_rs._core import Forest
+
+X = np.random.default_rng(0).random((20, 4))
+Y = (np.arange(20) % 2).astype(np.uint32)
+
+
+@pytest.fixture(scope="module")
+def forest():
+    return Forest.fit(X, Y, 2, None, {"n_estimators": 3, "random_state": 0}, 1)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((X.astype(np.int64), Y, 2, None, {}, 1), TypeError, "float32 or float64"),
+        ((np.asfortranarray(X), Y, 2, None, {}, 1), ValueError, "C-contiguous"),
+        ((X, Y + 5, 2, None, {}, 1), ValueError, "out of range"),
+        ((X, Y[:-1], 2, None, {}, 1), ValueError, "expected 20, got 19"),
+        ((X, Y, 2, -np.ones(20), {}, 1), ValueError, "weights must be finite"),
+        ((np.full((3, 4), np.nan), Y[:3], 2, None, {}, 1), ValueError, "NaN"),
+        ((X, Y, 2, None, {"n_estimators": "3"}, 1), TypeError, "n_estimators"),
+        ((X, Y, 2, None, {"atoms": "patch"}, 1), ValueError, "image_shape"),
+        ((X[:0], Y[:0], 2, None, {}, 1), ValueError, "empty"),
+    ],
+    ids=[
+        "int-X",
+        "fortran-X",
+        "label",
+        "y-length",
+        "weight",
+        "nan",
+        "param-type",
+        "patch-shape",
+        "empty",
+    ],
+)
+def test_fit_raises(args, error, match):
+    with pytest.raises(error, match=match):
+        Forest.fit(*args)
+
+
+def test_predict_raises(forest):
+    with pytest.raises(ValueError, match="expected 4, got 3"):
+        forest.predict_proba(np.ascontiguousarray(X[:, :3]), 1)
+    with pytest.raises(ValueError, match="NaN"):
+        forest.apply(np.full((2, 4), np.nan), 1)
+
+
+@pytest.mark.parametrize("cut", [0, 5, -5])
+def test_damaged_bytes_raise(forest, cut):
+    data = forest.to_bytes()
+    damaged = b"junk" if cut == 0 else data[cut:] if cut > 0 else data[:cut]
+    with pytest.raises(ValueError, match="cannot load forest"):
+        Forest.from_bytes(damaged)
+
+
+def test_bytes_round_trip(forest):
+    restored = Forest.from_bytes(forest.to_bytes())
+    assert (restored.n_features, restored.n_classes, restored.n_estimators) == (4, 2, 3)
+    np.testing.assert_array_equal(restored.apply(X, 2), forest.apply(X, 1))
