@@ -474,6 +474,22 @@ _SHARED_PARAMS_DOC = """
 """
 
 
+def _document_shared_params(extra_attributes=""):
+    """Append the shared parameters and attributes to a class docstring."""
+
+    def document(cls):
+        if cls.__doc__ is not None:  # docstrings are stripped under python -OO
+            cls.__doc__ = cls.__doc__.rstrip() + _SHARED_PARAMS_DOC + extra_attributes
+        return cls
+
+    return document
+
+
+@_document_shared_params(
+    """    image_shape_ : tuple of int
+        The resolved image shape.
+"""
+)
 class ManifoldObliqueForestClassifier(BaseObliqueForest):
     """Manifold Oblique Random Forest (MORF) classifier.
 
@@ -502,14 +518,6 @@ class ManifoldObliqueForestClassifier(BaseObliqueForest):
         Candidate atoms per split: a count, a fraction of n_features, sqrt or
         log2 of n_features, or n_features. May exceed n_features.
     """
-
-    __doc__ += (
-        _SHARED_PARAMS_DOC
-        + """
-    image_shape_ : tuple of int
-        The resolved image shape.
-    """
-    )
 
     _atoms = "patch"
 
@@ -632,6 +640,7 @@ def _per_axis_bools(name, value, ndim):
     return [_check_bool(f"{name}[{axis}]", v) for axis, v in enumerate(values)]
 
 
+@_document_shared_params()
 class SparseObliqueForestClassifier(BaseObliqueForest):
     """Sparse oblique random forest (SPORF) classifier.
 
@@ -648,8 +657,6 @@ class SparseObliqueForestClassifier(BaseObliqueForest):
         Candidate atoms per split: a count, a fraction of n_features, sqrt or
         log2 of n_features, or n_features. May exceed n_features.
     """
-
-    __doc__ += _SHARED_PARAMS_DOC
 
     _atoms = "oblique"
 
@@ -698,6 +705,7 @@ class SparseObliqueForestClassifier(BaseObliqueForest):
         }
 
 
+@_document_shared_params()
 class RandomForestClassifier(BaseObliqueForest):
     """Axis-aligned random forest classifier (Breiman's random forest).
 
@@ -712,8 +720,6 @@ class RandomForestClassifier(BaseObliqueForest):
         Features tried per split: a count (<= n_features), a fraction in (0, 1]
         of n_features, sqrt or log2 of n_features, or n_features.
     """
-
-    __doc__ += _SHARED_PARAMS_DOC
 
     _atoms = "axis"
     _max_features_above_n = False

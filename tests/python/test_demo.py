@@ -56,3 +56,10 @@ def test_help_and_bad_usage():
     bad = run_module("demo", "--n-train", "50", "0")
     assert bad.returncode == 2
     assert "--n-train, --n-test and --n-estimators must be at least 1" in bad.stderr
+
+
+def test_package_imports_with_docstrings_stripped():
+    result = subprocess.run(
+        [sys.executable, "-OO", "-c", "import morf_rs"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
