@@ -18,7 +18,7 @@ const MAGIC: &[u8; 4] = b"MORF";
 pub const FORMAT_VERSION: u16 = 1;
 /// Rows scored together: enough to amortise walking each tree, few enough to keep the
 /// rows in cache.
-const SCORE_CHUNK: usize = 256;
+const SCORE_CHUNK: usize = 512;
 
 /// A trained forest of classification trees.
 ///
@@ -163,11 +163,14 @@ impl Forest {
             let first = chunk * SCORE_CHUNK;
             let n_rows = out.len() / n_classes;
             let mut votes = [0u32; SCORE_CHUNK];
+            let mut leaves = [0u32; SCORE_CHUNK];
             for tree in &self.trees {
-                for (r, row_out) in out.chunks_exact_mut(n_classes).enumerate() {
-                    let leaf = tree.leaf_of(rows.row(first + r));
-                    if let Some(posterior) = tree.posterior(leaf) {
-                        votes[r] += 1;
+                tree.leaves_of_rows(&rows, first, &mut leaves[..n_rows]);
+                for ((row_out, &leaf), row_votes) in
+                    out.chunks_exact_mut(n_classes).zip(&leaves).zip(&mut votes)
+                {
+                    if let Some(posterior) = tree.posterior(leaf as usize) {
+                        *row_votes += 1;
                         for (acc, &p) in row_out.iter_mut().zip(posterior) {
                             *acc += p as f64;
                         }
@@ -221,16 +224,28 @@ impl Forest {
         let rows = self.scoring_rows(x)?;
         let n_trees = self.trees.len();
         let mut leaves = vec![0u32; rows.n_samples * n_trees];
-        let fill = |(i, out): (usize, &mut [u32])| {
-            for (tree, leaf) in self.trees.iter().zip(out.iter_mut()) {
-                *leaf = tree.leaf_of(rows.row(i)) as u32;
+        let fill = |(chunk, out): (usize, &mut [u32])| {
+            let first = chunk * SCORE_CHUNK;
+            let n_rows = out.len() / n_trees;
+            let mut tree_leaves = [0u32; SCORE_CHUNK];
+            for (t, tree) in self.trees.iter().enumerate() {
+                tree.leaves_of_rows(&rows, first, &mut tree_leaves[..n_rows]);
+                for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&tree_leaves) {
+                    row_out[t] = leaf;
+                }
             }
         };
-        if n_threads == 1 {
-            leaves.chunks_mut(n_trees).enumerate().for_each(fill);
+        if n_threads == 1 || rows.n_samples <= SCORE_CHUNK {
+            leaves
+                .chunks_mut(SCORE_CHUNK * n_trees)
+                .enumerate()
+                .for_each(fill);
         } else {
             with_threads(n_threads, || {
-                leaves.par_chunks_mut(n_trees).enumerate().for_each(fill);
+                leaves
+                    .par_chunks_mut(SCORE_CHUNK * n_trees)
+                    .enumerate()
+                    .for_each(fill);
                 Ok(())
             })?;
         }

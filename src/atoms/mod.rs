@@ -32,6 +32,11 @@ impl Atom<'_> {
     /// training and scoring time, so both see identical values).
     #[inline]
     pub fn project<T: Feature>(&self, row: &[T]) -> f32 {
+        // Single-feature atoms (all of an axis-aligned forest's) skip the loop and its
+        // hard-to-predict exit branch.
+        if let ([index], [weight]) = (self.indices, self.weights) {
+            return 0.0 + weight * row[*index as usize].to_f32();
+        }
         let mut sum = 0.0f32;
         for (&index, &weight) in self.indices.iter().zip(self.weights) {
             sum += weight * row[index as usize].to_f32();

@@ -3,6 +3,8 @@
 
 mod projection;
 mod search;
+mod sort;
 
 pub use projection::{key_value, project_sort_keys, sort_key};
 pub use search::{best_split, Criterion, LocalSamples, SplitCandidate, SplitRule, SplitScratch};
+pub use sort::sort_by_value;

@@ -1,4 +1,4 @@
-use crate::atoms::Atom;
+use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
@@ -25,20 +25,27 @@ pub fn key_value(key: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Writes one sort key per node sample: the projection's key in the high half, the
-/// sample's local id in the low half (which also makes ties order deterministically).
+/// Writes, for every atom `a` and node sample `i`, the sort key of the projection at
+/// `keys[a * samples.len() + i]`: the projection's key in the high half, the sample's
+/// local id in the low half. The loop runs over samples outside and atoms inside, so
+/// each row is fetched from memory once per node rather than once per atom.
 pub fn project_sort_keys<T: Feature>(
     rows: &Rows<'_, T>,
     row_of: &[u32],
     samples: &[u32],
-    atom: Atom<'_>,
+    atoms: &AtomSet,
     keys: &mut Vec<u64>,
 ) {
+    let n = samples.len();
     keys.clear();
-    keys.extend(samples.iter().map(|&sample| {
-        let value = atom.project(rows.row(row_of[sample as usize] as usize));
-        ((sort_key(value) as u64) << 32) | sample as u64
-    }));
+    keys.resize(n * atoms.len(), 0);
+    for (i, &sample) in samples.iter().enumerate() {
+        let row = rows.row(row_of[sample as usize] as usize);
+        for a in 0..atoms.len() {
+            let value = atoms.get(a).project(row);
+            keys[a * n + i] = ((sort_key(value) as u64) << 32) | sample as u64;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::projection::{key_value, project_sort_keys};
+use super::sort::sort_by_value;
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
@@ -84,6 +85,7 @@ pub struct SplitCandidate {
 #[derive(Debug, Default)]
 pub struct SplitScratch {
     keys: Vec<u64>,
+    sort_buffer: Vec<u64>,
     left: Vec<f64>,
     right: Vec<f64>,
 }
@@ -112,16 +114,11 @@ pub fn best_split<T: Feature>(
     let node_cost = criterion.cost(node_total, node_sum);
     let mut best: Option<(f64, SplitCandidate)> = None;
 
+    project_sort_keys(rows, &local.row_of, samples, atoms, &mut scratch.keys);
     for atom_index in 0..atoms.len() {
-        project_sort_keys(
-            rows,
-            &local.row_of,
-            samples,
-            atoms.get(atom_index),
-            &mut scratch.keys,
-        );
-        scratch.keys.sort_unstable();
-        let keys = &scratch.keys;
+        let keys = &mut scratch.keys[atom_index * n..(atom_index + 1) * n];
+        sort_by_value(keys, &mut scratch.sort_buffer);
+        let keys = &*keys;
         if keys[0] >> 32 == keys[n - 1] >> 32 {
             continue; // constant along this atom
         }

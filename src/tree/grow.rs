@@ -20,8 +20,9 @@ struct Pending {
     start: usize,
     end: usize,
     depth: usize,
-    /// The split node that points here, and whether as its left child.
-    parent: Option<(usize, bool)>,
+    /// The split node whose right child this is; left children need no link, being
+    /// the node right after their parent.
+    right_of: Option<usize>,
 }
 
 /// Grows one tree depth-first on `local` (all of whose weights are positive), filling
@@ -36,6 +37,7 @@ pub(crate) fn grow_tree<T: Feature>(
     let n_classes = settings.n_classes;
     let mut tree = Tree {
         nodes: Vec::new(),
+        impurity_decreases: Vec::new(),
         atom_indices: Vec::new(),
         atom_weights: Vec::new(),
         leaf_values: Vec::new(),
@@ -50,20 +52,20 @@ pub(crate) fn grow_tree<T: Feature>(
         start: 0,
         end: samples.len(),
         depth: 0,
-        parent: None,
+        right_of: None,
     }];
 
     while let Some(Pending {
         start,
         end,
         depth,
-        parent,
+        right_of,
     }) = stack.pop()
     {
         let id = tree.nodes.len();
-        if let Some((parent_id, is_left)) = parent {
-            if let Node::Split { left, right, .. } = &mut tree.nodes[parent_id] {
-                *(if is_left { left } else { right }) = id as u32;
+        if let Some(parent) = right_of {
+            if let Node::Split { right, .. } = &mut tree.nodes[parent] {
+                *right = id as u32;
             }
         }
         let node_samples = &mut samples[start..end];
@@ -102,6 +104,7 @@ pub(crate) fn grow_tree<T: Feature>(
                 tree.nodes.push(Node::Leaf {
                     posterior: Some(tree.leaf_values.len() as u32),
                 });
+                tree.impurity_decreases.push(0.0);
                 push_distribution(&mut tree.leaf_values, &counts);
             }
             Some(candidate) => {
@@ -115,28 +118,28 @@ pub(crate) fn grow_tree<T: Feature>(
                     }
                 }
                 tree.nodes.push(Node::Split {
-                    left: 0,
                     right: 0,
                     threshold: candidate.threshold,
                     atom_start: tree.atom_indices.len() as u32,
                     atom_len: atom.indices.len() as u32,
-                    impurity_decrease: (candidate.impurity_decrease / root_weight) as f32,
                 });
+                tree.impurity_decreases
+                    .push((candidate.impurity_decrease / root_weight) as f32);
                 tree.atom_indices.extend_from_slice(atom.indices);
                 tree.atom_weights.extend_from_slice(atom.weights);
                 let mid = start + left_end;
-                // Right is pushed first so the left subtree is grown (and numbered) first.
+                // Right is pushed first so the left child is grown next, as node id + 1.
                 stack.push(Pending {
                     start: mid,
                     end,
                     depth: depth + 1,
-                    parent: Some((id, false)),
+                    right_of: Some(id),
                 });
                 stack.push(Pending {
                     start,
                     end: mid,
                     depth: depth + 1,
-                    parent: Some((id, true)),
+                    right_of: None,
                 });
             }
         }

@@ -9,15 +9,18 @@ pub use honest::HonestPrior;
 use serde::{Deserialize, Serialize};
 
 use crate::atoms::Atom;
-use crate::data::Feature;
+use crate::data::{Feature, Rows};
 
-/// One node, stored flat in [`Tree::nodes`]; children always come after their parent.
+/// Rows walked down a tree together by [`Tree::leaves_of_rows`].
+const WALK_LANES: usize = 8;
+
+/// One node, stored flat in depth-first order: a split's left child is the next node
+/// (so walking left stays in the same cache line) and its right child comes later.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Node {
-    /// Samples whose projection on the atom is `<= threshold` go to `left`.
+    /// Samples whose projection on the atom is `<= threshold` go to the left child,
+    /// node `id + 1`; the others to `right`.
     Split {
-        /// Node id of the left child.
-        left: u32,
         /// Node id of the right child.
         right: u32,
         /// Split threshold on the projected value.
@@ -26,8 +29,6 @@ pub enum Node {
         atom_start: u32,
         /// Number of nonzeros of the atom.
         atom_len: u32,
-        /// Weighted impurity decrease of the split, divided by the root's weight.
-        impurity_decrease: f32,
     },
     /// A leaf; `posterior` is the offset of its class distribution in
     /// [`Tree::leaf_values`], or `None` for an honest leaf that casts no vote.
@@ -55,6 +56,9 @@ pub struct TreeStats {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
     nodes: Vec<Node>,
+    /// Per node, the split's weighted impurity decrease divided by the root's weight
+    /// (0 for leaves); kept apart from the nodes, which scoring walks.
+    impurity_decreases: Vec<f32>,
     atom_indices: Vec<u32>,
     atom_weights: Vec<f32>,
     leaf_values: Vec<f32>,
@@ -83,17 +87,50 @@ impl Tree {
         loop {
             match self.nodes[id] {
                 Node::Split {
-                    left,
                     right,
                     threshold,
                     atom_start,
                     atom_len,
-                    ..
                 } => {
                     let value = self.atom(atom_start, atom_len).project(row);
-                    id = if value <= threshold { left } else { right } as usize;
+                    id = if value <= threshold {
+                        id + 1
+                    } else {
+                        right as usize
+                    };
                 }
                 Node::Leaf { .. } => return id,
+            }
+        }
+    }
+
+    /// Leaf ids of the rows `first..first + leaves.len()` of `rows`. The rows descend
+    /// together, a level at a time, so that the memory accesses and mispredicted
+    /// branches of one row overlap with those of the others.
+    pub fn leaves_of_rows<T: Feature>(&self, rows: &Rows<'_, T>, first: usize, leaves: &mut [u32]) {
+        for (block_index, block) in leaves.chunks_mut(WALK_LANES).enumerate() {
+            let base = first + block_index * WALK_LANES;
+            block.fill(0);
+            loop {
+                let mut descended = false;
+                for (lane, id) in block.iter_mut().enumerate() {
+                    if let Node::Split {
+                        right,
+                        threshold,
+                        atom_start,
+                        atom_len,
+                    } = self.nodes[*id as usize]
+                    {
+                        let value = self
+                            .atom(atom_start, atom_len)
+                            .project(rows.row(base + lane));
+                        *id = if value <= threshold { *id + 1 } else { right };
+                        descended = true;
+                    }
+                }
+                if !descended {
+                    break;
+                }
             }
         }
     }
@@ -118,8 +155,8 @@ impl Tree {
         let (mut max_depth, mut n_leaves, mut depth_sum) = (0, 0, 0);
         for (id, node) in self.nodes.iter().enumerate() {
             match *node {
-                Node::Split { left, right, .. } => {
-                    depth[left as usize] = depth[id] + 1;
+                Node::Split { right, .. } => {
+                    depth[id + 1] = depth[id] + 1;
                     depth[right as usize] = depth[id] + 1;
                 }
                 Node::Leaf { .. } => {
@@ -140,11 +177,10 @@ impl Tree {
     /// Adds, per feature, how many split atoms use it (`counts`) and the splits'
     /// impurity decreases shared equally among their atoms' features (`decreases`).
     pub(crate) fn add_importances(&self, counts: &mut [f64], decreases: &mut [f64]) {
-        for node in &self.nodes {
+        for (node, &impurity_decrease) in self.nodes.iter().zip(&self.impurity_decreases) {
             if let Node::Split {
                 atom_start,
                 atom_len,
-                impurity_decrease,
                 ..
             } = *node
             {
@@ -167,7 +203,10 @@ impl Tree {
     /// features below `n_features`.
     pub(crate) fn check(&self, n_features: usize, n_classes: usize) -> Result<(), &'static str> {
         let n_nodes = self.nodes.len();
-        if n_nodes == 0 || self.n_classes as usize != n_classes {
+        if n_nodes == 0
+            || self.n_classes as usize != n_classes
+            || self.impurity_decreases.len() != n_nodes
+        {
             return Err("damaged data: a tree without nodes or with another number of classes");
         }
         if self.atom_indices.len() != self.atom_weights.len()
@@ -178,14 +217,12 @@ impl Tree {
         for (id, node) in self.nodes.iter().enumerate() {
             match *node {
                 Node::Split {
-                    left,
                     right,
                     atom_start,
                     atom_len,
                     ..
                 } => {
-                    let after = |child: u32| (child as usize) > id && (child as usize) < n_nodes;
-                    if !after(left) || !after(right) {
+                    if id + 1 >= n_nodes || right as usize <= id + 1 || right as usize >= n_nodes {
                         return Err("damaged data: a split points outside its tree");
                     }
                     let end = atom_start as usize + atom_len as usize;
