@@ -198,7 +198,38 @@ fn get<'py, T: FromPyObjectOwned<'py>>(
     }
 }
 
+/// Every key `parse_params` reads; any other is a caller's typo.
+const PARAM_KEYS: [&str; 19] = [
+    "n_estimators",
+    "atoms",
+    "feature_combinations",
+    "image_shape",
+    "patch_min",
+    "patch_max",
+    "wrap",
+    "contiguous",
+    "max_features",
+    "criterion",
+    "max_depth",
+    "min_samples_split",
+    "min_samples_leaf",
+    "min_impurity_decrease",
+    "bootstrap",
+    "max_samples",
+    "honest_fraction",
+    "honest_prior",
+    "random_state",
+];
+
 fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
+    for key in params.keys() {
+        let name: String = key.extract()?;
+        if !PARAM_KEYS.contains(&name.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "unknown engine parameter {name:?}"
+            )));
+        }
+    }
     let mut parsed = ForestParams::default();
     let defaults = ForestParams::default();
     parsed.n_estimators = get(params, "n_estimators")?.unwrap_or(defaults.n_estimators);

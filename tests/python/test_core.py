@@ -29,6 +29,7 @@ def forest():
         ((X, Y, 2, None, {"n_estimators": "3"}, 1), TypeError, "n_estimators"),
         ((X, Y, 2, None, {"atoms": "patch"}, 1), ValueError, "image_shape"),
         ((X[:0], Y[:0], 2, None, {}, 1), ValueError, "empty"),
+        ((X, Y, 2, None, {"n_estimatorz": 3}, 1), ValueError, "unknown engine"),
     ],
     ids=[
         "int-X",
@@ -40,6 +41,7 @@ def forest():
         "param-type",
         "patch-shape",
         "empty",
+        "unknown-key",
     ],
 )
 def test_fit_raises(args, error, match):

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every check and test, Rust and Python: lint, cargo test, build and install the wheel
+# into a fresh virtual environment, pytest. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== Rust: format, lint, tests"
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --features python -- -D warnings
+cargo test --release
+
+echo "== Python: build and install the wheel with the test dependencies"
+venv="${MORF_TEST_VENV:-.venv-test}"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet ".[test]" ruff
+"$venv/bin/ruff" check python tests benches
+"$venv/bin/ruff" format --check python tests benches
+
+echo "== Python: tests"
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python
