@@ -39,7 +39,9 @@ impl Feature for f64 {
 /// Row-major samples: row `i` is `values[i * n_features..(i + 1) * n_features]`.
 pub struct Rows<'a, T: Clone> {
     values: Cow<'a, [T]>,
+    /// Number of rows.
     pub n_samples: usize,
+    /// Number of features per row.
     pub n_features: usize,
 }
 
@@ -75,6 +77,7 @@ impl<'a, T: Feature> Rows<'a, T> {
         }
     }
 
+    /// Row `i`.
     #[inline(always)]
     pub fn row(&self, i: usize) -> &[T] {
         &self.values[i * self.n_features..(i + 1) * self.n_features]

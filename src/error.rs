@@ -12,33 +12,59 @@ pub enum MorfError {
     #[error(
         "X is empty: got {n_samples} samples and {n_features} features, need at least one of each"
     )]
-    EmptyData { n_samples: usize, n_features: usize },
+    EmptyData {
+        /// Rows of X.
+        n_samples: usize,
+        /// Columns of X.
+        n_features: usize,
+    },
     /// Two inputs disagree on a length.
     #[error("{what}: expected {expected}, got {got}")]
     ShapeMismatch {
+        /// Which length.
         what: &'static str,
+        /// The length it must have.
         expected: usize,
+        /// The length it has.
         got: usize,
     },
     /// X holds NaN or infinity.
     #[error("X contains NaN or infinity (first at row {row}, column {column}); remove or impute those values")]
-    NonFiniteInput { row: usize, column: usize },
+    NonFiniteInput {
+        /// Row of the first such value.
+        row: usize,
+        /// Column of the first such value.
+        column: usize,
+    },
     /// A class label is not below the number of classes.
     #[error("label {label} at sample {index} is out of range: labels must be in [0, {n_classes})")]
     LabelOutOfRange {
+        /// The label.
         label: u32,
+        /// The sample it belongs to.
         index: usize,
+        /// The number of classes given.
         n_classes: usize,
     },
     /// A sample weight is negative or not finite.
     #[error("sample_weight[{index}] = {value} is invalid: weights must be finite and >= 0")]
-    InvalidSampleWeight { index: usize, value: f64 },
+    InvalidSampleWeight {
+        /// The sample.
+        index: usize,
+        /// Its weight.
+        value: f64,
+    },
     /// All sample weights are zero.
     #[error("sample weights sum to zero: at least one sample needs a positive weight")]
     ZeroTotalWeight,
     /// A hyperparameter has a value it cannot take.
     #[error("invalid parameter {name}: {reason}")]
-    InvalidParameter { name: &'static str, reason: String },
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
     /// Saved bytes could not be read back as a forest.
     #[error("cannot load forest: {0}")]
     Deserialize(String),

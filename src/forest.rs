@@ -181,7 +181,10 @@ impl Forest {
                 if count == 0 {
                     row_out.fill(1.0 / n_classes as f64);
                 } else {
-                    row_out.iter_mut().for_each(|p| *p /= count as f64);
+                    // The sum of `count` stored distributions, not `count` itself: leaf
+                    // values are float32, and rows should sum to 1 in float64.
+                    let total: f64 = row_out.iter().sum();
+                    row_out.iter_mut().for_each(|p| *p /= total);
                 }
             }
         };

@@ -13,6 +13,8 @@
 //! Start at [`Forest::fit`] with a [`ForestParams`]; choose the dictionary with
 //! [`AtomKind`] and, for MORF, [`Patches`].
 
+#![warn(missing_docs)]
+
 pub mod atoms;
 pub mod data;
 mod error;

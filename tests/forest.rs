@@ -327,7 +327,7 @@ fn subsampling_and_honesty_give_valid_probabilities() {
             let proba = forest.predict_proba(x.view(), 2).unwrap();
             for row in proba.rows() {
                 assert!(
-                    (row.sum() - 1.0).abs() < 1e-6 && row.iter().all(|p| (0.0..=1.0).contains(p))
+                    (row.sum() - 1.0).abs() < 1e-12 && row.iter().all(|p| (0.0..=1.0).contains(p))
                 );
             }
             assert!(error_rate(&forest, &x, &y) < 0.2);
