@@ -18,7 +18,7 @@ const MAGIC: &[u8; 4] = b"MORF";
 pub const FORMAT_VERSION: u16 = 1;
 /// Rows scored together: enough to amortise walking each tree, few enough to keep the
 /// rows in cache.
-const SCORE_CHUNK: usize = 512;
+const SCORE_CHUNK: usize = 128;
 
 /// A trained forest of classification trees.
 ///
