@@ -1,0 +1,70 @@
+//! Forests saved by earlier builds keep loading and predicting the same.
+//!
+//! `tests/fixtures/forest_v1.bin` is a small MORF forest in format version 1 and
+//! `forest_v1_proba.bin` its probabilities on `probe_rows()` (little-endian f64). A change
+//! to the saved layout must bump `FORMAT_VERSION` and keep reading version 1, or this
+//! test fails. `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` rewrites both files,
+//! for a deliberate new version only.
+
+use std::path::PathBuf;
+
+use morf_rs::rng::Rng;
+use morf_rs::{AtomKind, Forest, ForestParams, HonestPrior, MaxFeatures, Patches};
+use ndarray::Array2;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// 6x6 images whose class is the row holding a bright bar.
+fn probe_rows(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
+    let mut rng = Rng::new(seed, 0);
+    let y: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+    let mut x = Array2::from_shape_fn((n, 36), |_| rng.unit() as f32);
+    for (i, &class) in y.iter().enumerate() {
+        for column in 0..6 {
+            x[[i, 6 * (2 * class as usize) + column]] += 1.0;
+        }
+    }
+    (x, y)
+}
+
+#[test]
+fn version_1_forests_load_and_predict_as_saved() {
+    let (x, _) = probe_rows(40, 2);
+    if std::env::var_os("MORF_WRITE_FIXTURES").is_some() {
+        let (x_train, y_train) = probe_rows(120, 1);
+        let params = ForestParams {
+            n_estimators: 5,
+            atoms: AtomKind::Patches(
+                Patches::new(vec![6, 6], vec![1, 2], vec![2, 4]).with_wrap(vec![false, true]),
+            ),
+            max_features: MaxFeatures::Count(8),
+            honest_fraction: 0.25,
+            honest_prior: HonestPrior::Ignore,
+            ..ForestParams::default()
+        };
+        let forest = Forest::fit(&params, x_train.view(), &y_train, 3, None).unwrap();
+        let proba: Vec<u8> = forest
+            .predict_proba(x.view(), 1)
+            .unwrap()
+            .iter()
+            .flat_map(|p| p.to_le_bytes())
+            .collect();
+        std::fs::create_dir_all(fixture("")).unwrap();
+        std::fs::write(fixture("forest_v1.bin"), forest.to_bytes()).unwrap();
+        std::fs::write(fixture("forest_v1_proba.bin"), proba).unwrap();
+    }
+    let forest = Forest::from_bytes(&std::fs::read(fixture("forest_v1.bin")).unwrap()).unwrap();
+    let saved: Vec<f64> = std::fs::read(fixture("forest_v1_proba.bin"))
+        .unwrap()
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let proba = forest.predict_proba(x.view(), 1).unwrap();
+    assert_eq!(proba.iter().copied().collect::<Vec<_>>(), saved);
+    // The fixture is a real forest: it separates the three classes.
+    assert!(forest.tree_stats().iter().all(|s| s.n_leaves >= 3));
+}
