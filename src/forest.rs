@@ -15,7 +15,10 @@ use crate::tree::{grow_tree, GrowSettings, Tree, TreeStats};
 /// Bytes that open every saved forest.
 const MAGIC: &[u8; 4] = b"MORF";
 /// Version of the saved layout; bumped whenever it changes.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
+/// Oldest version still read. Version 2 only appended `Node::SplitOnFeature`, so a
+/// version 1 forest is a valid version 2 forest.
+const OLDEST_READABLE_VERSION: u16 = 1;
 /// Rows scored together: enough to amortise walking each tree, few enough to keep the
 /// rows in cache.
 const SCORE_CHUNK: usize = 128;
@@ -304,9 +307,10 @@ impl Forest {
             return Err(corrupt("not a morf_rs forest (missing header)"));
         }
         let version = u16::from_le_bytes([bytes[4], bytes[5]]);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(MorfError::Deserialize(format!(
-                "saved with format version {version}, this build reads version {FORMAT_VERSION}"
+                "saved with format version {version}, this build reads versions \
+                 {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}"
             )));
         }
         let forest: Forest = postcard::from_bytes(&bytes[6..])

@@ -64,7 +64,9 @@ pub(crate) fn grow_tree<T: Feature>(
     {
         let id = tree.nodes.len();
         if let Some(parent) = right_of {
-            if let Node::Split { right, .. } = &mut tree.nodes[parent] {
+            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } =
+                &mut tree.nodes[parent]
+            {
                 *right = id as u32;
             }
         }
@@ -117,16 +119,26 @@ pub(crate) fn grow_tree<T: Feature>(
                         left_end += 1;
                     }
                 }
-                tree.nodes.push(Node::Split {
-                    right: 0,
-                    threshold: candidate.threshold,
-                    atom_start: tree.atom_indices.len() as u32,
-                    atom_len: atom.indices.len() as u32,
-                });
+                let threshold = candidate.threshold;
+                if let ([feature], [weight]) = (atom.indices, atom.weights) {
+                    tree.nodes.push(Node::SplitOnFeature {
+                        right: 0,
+                        threshold,
+                        feature: *feature,
+                        weight: *weight,
+                    });
+                } else {
+                    tree.nodes.push(Node::Split {
+                        right: 0,
+                        threshold,
+                        atom_start: tree.atom_indices.len() as u32,
+                        atom_len: atom.indices.len() as u32,
+                    });
+                    tree.atom_indices.extend_from_slice(atom.indices);
+                    tree.atom_weights.extend_from_slice(atom.weights);
+                }
                 tree.impurity_decreases
                     .push((candidate.impurity_decrease / root_weight) as f32);
-                tree.atom_indices.extend_from_slice(atom.indices);
-                tree.atom_weights.extend_from_slice(atom.weights);
                 let mid = start + left_end;
                 // Right is pushed first so the left child is grown next, as node id + 1.
                 stack.push(Pending {

@@ -36,6 +36,20 @@ pub enum Node {
         /// Offset of the class distribution, if the leaf votes.
         posterior: Option<u32>,
     },
+    /// A split whose atom has a single nonzero, `weight` at `feature` (every split of an
+    /// axis-aligned forest). Kept in the node itself, it spares scoring a dependent read
+    /// of the atom buffers at every level. Added in format version 2, after the
+    /// variants of version 1, so that version 1 forests still read.
+    SplitOnFeature {
+        /// Node id of the right child.
+        right: u32,
+        /// Split threshold on `weight * x[feature]`.
+        threshold: f32,
+        /// The feature.
+        feature: u32,
+        /// Its weight (1, or -1 in a sparse oblique forest).
+        weight: f32,
+    },
 }
 
 /// Shape statistics of one tree (seed 003, Fig. 3).
@@ -80,28 +94,44 @@ impl Tree {
         }
     }
 
+    /// The child `row` goes to from split node `id`, or `None` when `id` is a leaf.
+    #[inline(always)]
+    fn descend<T: Feature>(&self, id: u32, row: &[T]) -> Option<u32> {
+        let (value, threshold, right) = match self.nodes[id as usize] {
+            Node::Split {
+                right,
+                threshold,
+                atom_start,
+                atom_len,
+            } => (
+                self.atom(atom_start, atom_len).project(row),
+                threshold,
+                right,
+            ),
+            Node::SplitOnFeature {
+                right,
+                threshold,
+                feature,
+                weight,
+            } => {
+                // The same sum as `Atom::project` forms for a one-term atom, so scoring
+                // sees the values training saw.
+                let value = 0.0 + weight * row[feature as usize].to_f32();
+                (value, threshold, right)
+            }
+            Node::Leaf { .. } => return None,
+        };
+        Some(if value <= threshold { id + 1 } else { right })
+    }
+
     /// Id of the leaf `row` falls into.
     #[inline]
     pub fn leaf_of<T: Feature>(&self, row: &[T]) -> usize {
-        let mut id = 0usize;
-        loop {
-            match self.nodes[id] {
-                Node::Split {
-                    right,
-                    threshold,
-                    atom_start,
-                    atom_len,
-                } => {
-                    let value = self.atom(atom_start, atom_len).project(row);
-                    id = if value <= threshold {
-                        id + 1
-                    } else {
-                        right as usize
-                    };
-                }
-                Node::Leaf { .. } => return id,
-            }
+        let mut id = 0;
+        while let Some(child) = self.descend(id, row) {
+            id = child;
         }
+        id as usize
     }
 
     /// Leaf ids of the rows `first..first + leaves.len()` of `rows`. The rows descend
@@ -114,17 +144,8 @@ impl Tree {
             loop {
                 let mut descended = false;
                 for (lane, id) in block.iter_mut().enumerate() {
-                    if let Node::Split {
-                        right,
-                        threshold,
-                        atom_start,
-                        atom_len,
-                    } = self.nodes[*id as usize]
-                    {
-                        let value = self
-                            .atom(atom_start, atom_len)
-                            .project(rows.row(base + lane));
-                        *id = if value <= threshold { *id + 1 } else { right };
+                    if let Some(child) = self.descend(*id, rows.row(base + lane)) {
+                        *id = child;
                         descended = true;
                     }
                 }
@@ -155,7 +176,7 @@ impl Tree {
         let (mut max_depth, mut n_leaves, mut depth_sum) = (0, 0, 0);
         for (id, node) in self.nodes.iter().enumerate() {
             match *node {
-                Node::Split { right, .. } => {
+                Node::Split { right, .. } | Node::SplitOnFeature { right, .. } => {
                     depth[id + 1] = depth[id] + 1;
                     depth[right as usize] = depth[id] + 1;
                 }
@@ -178,19 +199,25 @@ impl Tree {
     /// impurity decreases shared equally among their atoms' features (`decreases`).
     pub(crate) fn add_importances(&self, counts: &mut [f64], decreases: &mut [f64]) {
         for (node, &impurity_decrease) in self.nodes.iter().zip(&self.impurity_decreases) {
-            if let Node::Split {
-                atom_start,
-                atom_len,
-                ..
-            } = *node
-            {
-                let atom = self.atom(atom_start, atom_len);
-                let share = impurity_decrease as f64 / atom_len as f64;
-                for (&feature, &weight) in atom.indices.iter().zip(atom.weights) {
-                    if weight != 0.0 {
-                        counts[feature as usize] += 1.0;
-                        decreases[feature as usize] += share;
-                    }
+            let (features, weights) = match node {
+                Node::Split {
+                    atom_start,
+                    atom_len,
+                    ..
+                } => {
+                    let atom = self.atom(*atom_start, *atom_len);
+                    (atom.indices, atom.weights)
+                }
+                Node::SplitOnFeature {
+                    feature, weight, ..
+                } => (std::slice::from_ref(feature), std::slice::from_ref(weight)),
+                Node::Leaf { .. } => continue,
+            };
+            let share = impurity_decrease as f64 / features.len() as f64;
+            for (&feature, &weight) in features.iter().zip(weights) {
+                if weight != 0.0 {
+                    counts[feature as usize] += 1.0;
+                    decreases[feature as usize] += share;
                 }
             }
         }
@@ -228,6 +255,14 @@ impl Tree {
                     let end = atom_start as usize + atom_len as usize;
                     if end > self.atom_indices.len() {
                         return Err("damaged data: a split atom outside its buffers");
+                    }
+                }
+                Node::SplitOnFeature { right, feature, .. } => {
+                    if id + 1 >= n_nodes || right as usize <= id + 1 || right as usize >= n_nodes {
+                        return Err("damaged data: a split points outside its tree");
+                    }
+                    if feature as usize >= n_features {
+                        return Err("damaged data: a split feature out of range");
                     }
                 }
                 Node::Leaf {
