@@ -9,6 +9,7 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features python -- -D warnings
 cargo test --release
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 echo "== Python: build and install the wheel with the test dependencies"
 venv="${MORF_TEST_VENV:-.venv-test}"

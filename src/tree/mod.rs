@@ -31,7 +31,8 @@ pub enum Node {
         atom_len: u32,
     },
     /// A leaf; `posterior` is the offset of its class distribution in
-    /// [`Tree::leaf_values`], or `None` for an honest leaf that casts no vote.
+    /// the tree's leaf values, read with [`Tree::posterior`], or `None` for an honest
+    /// leaf that casts no vote.
     Leaf {
         /// Offset of the class distribution, if the leaf votes.
         posterior: Option<u32>,
