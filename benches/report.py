@@ -342,9 +342,10 @@ def _targets(runs: Runs, scaling: list[dict]) -> list[str]:
         at_worst(r, " smaller"),
         bool(r) and r[0] >= 20,
     )
-    r = _worst_ratio(runs, OURS_MORF, TREEPLE_MORF, "peak_mem_mb", large=False)
+    # Below n = 1000 both rises are a fraction of a MB: page and allocator granularity.
+    r = _worst_ratio(runs, OURS_MORF, TREEPLE_MORF, "peak_mem_mb", large=True)
     add(
-        "peak fit memory below treeple's patch forest",
+        "peak fit memory below treeple's patch forest (n >= 1000, Fashion-MNIST)",
         at_worst(r, " lower"),
         bool(r) and r[0] > 1,
     )
