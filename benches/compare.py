@@ -46,23 +46,17 @@ class Preset:
     fashion_seeds: int
     # n at which predict is timed on a 10,000-row batch for each thread count.
     scaling_n: int
-    # treeple's patch forest pickles to ~115 KB per training image (1.15 GB at 10,000):
-    # above this n it would not fit in memory or time, so it is left out there.
-    treeple_max_n: int
 
 
 PRESETS = {
-    "quick": Preset((100, 1000), 2_000, (1_000,), 1, 1, 1_000, 1_000),
-    "medium": Preset(
-        (50, 200, 1000, 2000), 10_000, (1_000, 10_000), 2, 1, 10_000, 10_000
-    ),
+    "quick": Preset((100, 1000), 2_000, (1_000,), 1, 1, 1_000),
+    "medium": Preset((50, 200, 1000, 2000), 10_000, (1_000, 10_000), 2, 1, 10_000),
     "full": Preset(
         (50, 100, 200, 500, 1000, 2000),
         10_000,
         (1_000, 2_000, 5_000, 10_000, 60_000),
         3,
         2,
-        10_000,
         10_000,
     ),
 }
@@ -329,19 +323,10 @@ def main(argv=None) -> int:
             notes.append(
                 f"{name} skipped: its data generator lives in morf_rs.datasets"
             )
-    if max(preset.sim_sizes + preset.fashion_sizes) > preset.treeple_max_n:
-        notes.append(
-            f"treeple is not run above n = {preset.treeple_max_n:,}: its patch forest "
-            "pickles to about 115 KB per training image."
-        )
     for note in notes:
         print("note:", note)
 
-    def runs_of(model: Model, exp: Experiment) -> list[int]:
-        cap = preset.treeple_max_n if model.library == "treeple" else None
-        return [n for n in exp.sizes if cap is None or n <= cap]
-
-    total = sum(len(runs_of(m, e)) * e.seeds for e in experiments for m in models)
+    total = sum(len(e.sizes) * e.seeds for e in experiments) * len(models)
     meta = {
         "command": " ".join(
             [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
@@ -371,8 +356,6 @@ def main(argv=None) -> int:
             for n in exp.sizes:
                 X, y = exp.train(n, seed)
                 for model in models:
-                    if n not in runs_of(model, exp):
-                        continue
                     bar.set_postfix_str(f"{exp.name} n={n} seed={seed} {model.label}")
                     try:
                         row, est = run_one(model, exp, X, y, X_test, y_test, args, seed)
@@ -384,9 +367,8 @@ def main(argv=None) -> int:
                         ):
                             scaling += predict_scaling(model, est, X_test, args)
                         del est
-                    except (
-                        Exception
-                    ) as exc:  # one broken model must not lose the others' runs
+                    # One broken model must not lose the other models' runs.
+                    except Exception as exc:
                         key = (model.label, f"{type(exc).__name__}: {exc}")
                         if key not in failures:
                             tqdm.write(
