@@ -1,5 +1,5 @@
-//! Criterion benchmarks of the kernels: sparse projection, split search at several
-//! node sizes, and batch scoring. `cargo bench --bench kernels`.
+//! Criterion benchmarks of the kernels: projecting a node on its atoms, split search at
+//! several node sizes (sorted and counted), and batch scoring. `cargo bench --bench kernels`.
 
 use std::hint::black_box;
 
@@ -7,7 +7,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use morf_rs::atoms::{AtomKind, AtomSet, Patches};
 use morf_rs::data::Rows;
 use morf_rs::rng::Rng;
-use morf_rs::split::{best_split, Criterion as Impurity, LocalSamples, SplitRule, SplitScratch};
+use morf_rs::split::{
+    best_split, Criterion as Impurity, LocalSamples, NodeProjector, SplitRule, SplitScratch,
+};
 use morf_rs::{Forest, ForestParams, MaxFeatures};
 use ndarray::Array2;
 
@@ -44,47 +46,62 @@ fn node_atoms(n_atoms: usize) -> AtomSet {
 fn projection(c: &mut Criterion) {
     let (x, _) = images(10_000, 2);
     let rows = Rows::from_view(x.view()).unwrap();
-    let atoms = node_atoms(28);
-    let mut group = c.benchmark_group("sparse_projection");
-    group.throughput(Throughput::Elements((rows.n_samples * atoms.len()) as u64));
-    group.bench_function("28 patch atoms x 10000 rows", |b| {
-        b.iter(|| {
-            let mut total = 0.0f32;
-            for a in 0..atoms.len() {
-                let atom = atoms.get(a);
-                for i in 0..rows.n_samples {
-                    total += atom.project(rows.row(i));
-                }
-            }
-            black_box(total)
-        })
-    });
+    let row_of: Vec<u32> = (0..rows.n_samples as u32).collect();
+    // Patches of an image seldom overlap (each atom reads its own cells); 1-D patches
+    // over half of a 100-cell cycle overlap heavily, which takes the column path.
+    let cycle = Array2::from_shape_fn((10_000, 100), |(i, j)| ((i * 7 + j * 3) % 11) as f32);
+    let cycle_rows = Rows::from_view(cycle.view()).unwrap();
+    let mut cycle_atoms = AtomSet::default();
+    AtomKind::Patches(Patches::new(vec![100], vec![3], vec![12]).with_wrap(vec![true]))
+        .sampler(100)
+        .sample_node(&mut Rng::new(1, 1), 50, &mut cycle_atoms);
+    let mut group = c.benchmark_group("node_projection");
+    for (name, rows, atoms) in [
+        ("28 image patches x 10000 rows", &rows, node_atoms(28)),
+        ("50 cycle patches x 10000 rows", &cycle_rows, cycle_atoms),
+    ] {
+        let mut projector = NodeProjector::default();
+        let mut out = Vec::new();
+        group.throughput(Throughput::Elements((rows.n_samples * atoms.len()) as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                projector.project(rows, &row_of, &row_of, &atoms, &mut out, |v, _| v);
+                black_box(out.len())
+            })
+        });
+    }
     group.finish();
 }
 
 fn split_search(c: &mut Criterion) {
     let (x, y) = images(20_000, 3);
-    let rows = Rows::from_view(x.view()).unwrap();
+    // Binary images take whole values: their projections are counted, not sorted.
+    let binary = x.mapv(|v| (v > 1.0) as u8 as f32);
     let atoms = node_atoms(28);
-    let rule = SplitRule {
-        criterion: Impurity::Gini,
-        min_samples_leaf: 1,
-    };
     let mut group = c.benchmark_group("split_search");
-    for n in [100usize, 1_000, 10_000] {
-        let local = LocalSamples {
-            row_of: (0..n as u32).collect(),
-            class_of: y[..n].to_vec(),
-            weight_of: vec![1.0; n],
+    for (values, x) in [("real", &x), ("binary", &binary)] {
+        let rows = Rows::from_view(x.view()).unwrap();
+        let rule = SplitRule {
+            criterion: Impurity::Gini,
+            min_samples_leaf: 1,
+            whole_range: rows.whole_range(),
         };
-        let mut counts = vec![0.0; 3];
-        y[..n].iter().for_each(|&c| counts[c as usize] += 1.0);
-        let samples: Vec<u32> = (0..n as u32).collect();
-        let mut scratch = SplitScratch::default();
-        group.throughput(Throughput::Elements((n * atoms.len()) as u64));
-        group.bench_with_input(BenchmarkId::new("28 patch atoms", n), &n, |b, _| {
-            b.iter(|| best_split(&rows, &local, &samples, &counts, &atoms, rule, &mut scratch))
-        });
+        for n in [100usize, 1_000, 10_000] {
+            let local = LocalSamples {
+                row_of: (0..n as u32).collect(),
+                class_of: y[..n].to_vec(),
+                weight_of: vec![1.0; n],
+            };
+            let mut counts = vec![0.0; 3];
+            y[..n].iter().for_each(|&c| counts[c as usize] += 1.0);
+            let samples: Vec<u32> = (0..n as u32).collect();
+            let mut scratch = SplitScratch::default();
+            group.throughput(Throughput::Elements((n * atoms.len()) as u64));
+            let name = format!("28 patch atoms, {values} values");
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| best_split(&rows, &local, &samples, &counts, &atoms, rule, &mut scratch))
+            });
+        }
     }
     group.finish();
 }

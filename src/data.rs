@@ -77,9 +77,71 @@ impl<'a, T: Feature> Rows<'a, T> {
         }
     }
 
+    /// The smallest and largest value of X when every value is a whole number small
+    /// enough that any sum of a row's values with weights ±1 is an exact `f32` (at most
+    /// 2^24 in magnitude): such projections are then whole numbers whatever the order
+    /// of summation, bounded by the range.
+    pub fn whole_range(&self) -> Option<(f32, f32)> {
+        const EXACT_F32_INTEGERS: f64 = (1u32 << 24) as f64;
+        // Adding and taking away 2^23 rounds a smaller magnitude to a whole number, and
+        // every larger f32 is whole already.
+        const ROUNDING: f32 = (1u32 << 23) as f32;
+        let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
+        // Chunks without early exits inside, so that the test vectorises.
+        for chunk in self.values.chunks(4096) {
+            let mut whole = true;
+            for value in chunk {
+                let value = value.to_f32();
+                let magnitude = value.abs();
+                whole &= magnitude >= ROUNDING || (magnitude + ROUNDING) - ROUNDING == magnitude;
+                // Compare-and-select (no NaN here) vectorises, unlike f32::min.
+                low = if value < low { value } else { low };
+                high = if value > high { value } else { high };
+            }
+            if !whole {
+                return None;
+            }
+        }
+        let largest = low.abs().max(high.abs()) as f64;
+        (largest * self.n_features as f64 <= EXACT_F32_INTEGERS).then_some((low, high))
+    }
+
     /// Row `i`.
     #[inline(always)]
     pub fn row(&self, i: usize) -> &[T] {
         &self.values[i * self.n_features..(i + 1) * self.n_features]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+
+    use super::*;
+
+    fn whole_range_of(values: Vec<f32>, n_features: usize) -> Option<(f32, f32)> {
+        let x = Array2::from_shape_vec((values.len() / n_features, n_features), values).unwrap();
+        Rows::from_view(x.view()).unwrap().whole_range()
+    }
+
+    #[test]
+    fn whole_range_needs_whole_values_whose_sums_stay_exact() {
+        assert_eq!(
+            whole_range_of(vec![0.0, 3.0, -2.0, 255.0], 2),
+            Some((-2.0, 255.0))
+        );
+        assert_eq!(whole_range_of(vec![0.0, 3.0, -2.0, 0.5], 2), None);
+        assert_eq!(whole_range_of(vec![1e-30, 0.0], 1), None);
+        // A fraction far from the start, past the first chunk that is tested.
+        let mut many = vec![1.0; 10_000];
+        many[9_999] = 1.25;
+        assert_eq!(whole_range_of(many, 4), None);
+        // Two features of up to 2^23 sum to at most 2^24, the last whole number every
+        // f32 sum reaches exactly; three could pass it.
+        assert_eq!(
+            whole_range_of(vec![8_388_608.0, 1.0], 2),
+            Some((1.0, 8_388_608.0))
+        );
+        assert_eq!(whole_range_of(vec![8_388_608.0, 1.0, 1.0], 3), None);
     }
 }

@@ -104,6 +104,7 @@ impl Forest {
             rule: SplitRule {
                 criterion: params.criterion,
                 min_samples_leaf: params.min_samples_leaf,
+                whole_range: rows.whole_range(),
             },
             max_depth: params.max_depth.unwrap_or(usize::MAX),
             min_samples_split: params.min_samples_split,

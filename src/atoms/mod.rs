@@ -28,6 +28,20 @@ pub struct Atom<'a> {
 }
 
 impl Atom<'_> {
+    /// How many weights are +1 and how many -1, or `None` if any weight is another
+    /// number: with unit weights, projections of whole-number rows stay whole.
+    pub fn unit_weight_signs(&self) -> Option<(usize, usize)> {
+        let mut positive = 0;
+        for &weight in self.weights {
+            match weight {
+                1.0 => positive += 1,
+                -1.0 => {}
+                _ => return None,
+            }
+        }
+        Some((positive, self.weights.len() - positive))
+    }
+
     /// The projection `a · x` of one row, summed in index order (the same order at
     /// training and scoring time, so both see identical values).
     #[inline]

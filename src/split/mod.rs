@@ -5,6 +5,6 @@ mod projection;
 mod search;
 mod sort;
 
-pub use projection::{key_value, project_sort_keys, sort_key};
+pub use projection::{key_value, sort_key, NodeProjector};
 pub use search::{best_split, Criterion, LocalSamples, SplitCandidate, SplitRule, SplitScratch};
 pub use sort::sort_by_value;

@@ -1,3 +1,5 @@
+#[cfg(doc)]
+use crate::atoms::Atom;
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
@@ -25,56 +27,226 @@ pub fn key_value(key: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Samples ahead of the one being projected whose row cells are requested early: a
-/// node's samples sit at scattered rows, so each row is a fresh trip to memory.
+/// Samples projected together on the column path: the cells the node's atoms read are
+/// copied, for a chunk of samples, into a column-major block, so that each atom term
+/// becomes one multiply-add across the chunk, which the compiler vectorises.
+const CHUNK: usize = 64;
+
+/// The column path pays for copying each distinct feature once per sample and wins when
+/// the atoms read each feature this many times on average (overlapping patches, as on
+/// the circle); otherwise each atom reads the row directly.
+const TERMS_PER_FEATURE_FOR_COLUMNS: usize = 2;
+
+/// Samples whose rows the row path reads together.
+const ROW_GROUP: usize = 8;
+
+/// Samples ahead of the one being read whose rows are requested early: a node's
+/// samples sit at scattered rows, so each row is a fresh trip to memory.
 const PREFETCH_DISTANCE: usize = 4;
 
-/// Asks the cache for the cells of `row` that the atoms read first and last (an atom
-/// spans at most a few cache lines).
-#[inline(always)]
-fn prefetch_atoms<T>(row: &[T], atoms: &AtomSet) {
-    #[cfg(target_arch = "x86_64")]
-    for a in 0..atoms.len() {
-        let atom = atoms.get(a);
-        for &index in [atom.indices.first(), atom.indices.last()]
-            .into_iter()
-            .flatten()
-        {
-            // SAFETY: a prefetch only hints the cache; the address is inside `row`.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(index as usize) as *const i8);
+/// Cells of `f32` per cache line, for prefetching each line of a row once.
+const CELLS_PER_LINE: u32 = 16;
+
+/// Projects a node's samples on all its atoms; holds buffers reused across nodes.
+///
+/// Either path adds each sample's terms in index order starting from 0.0, exactly as
+/// [`Atom::project`] does, so training and scoring see the same values bit for bit.
+#[derive(Debug, Default)]
+pub struct NodeProjector {
+    /// Bit per feature of X: whether an atom of the node reads it.
+    read: Vec<u64>,
+    /// Distinct features the atoms read, ascending, so rows are read forwards.
+    features: Vec<u32>,
+    /// Per feature of X, its column in `block`; valid for the entries of `features`.
+    column_of: Vec<u32>,
+    /// Per atom term, in atom order, its column in `block`.
+    term_columns: Vec<u32>,
+    /// One feature per cache line that `features` touch, to prefetch.
+    line_features: Vec<u32>,
+    block: Vec<f32>,
+}
+
+impl NodeProjector {
+    /// Writes `encode(a · x, i)` for every atom `a` and node sample `i` (a position in
+    /// `samples`) at `out[a * samples.len() + i]`, where `x` is the sample's row.
+    pub fn project<T: Feature, O: Copy + Default>(
+        &mut self,
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        samples: &[u32],
+        atoms: &AtomSet,
+        out: &mut Vec<O>,
+        encode: impl Fn(f32, u32) -> O,
+    ) {
+        out.clear();
+        out.resize(samples.len() * atoms.len(), O::default());
+        self.collect_features(rows.n_features, atoms);
+        let n_terms: usize = (0..atoms.len()).map(|a| atoms.get(a).indices.len()).sum();
+        if n_terms >= TERMS_PER_FEATURE_FOR_COLUMNS * self.features.len() {
+            self.project_columns(rows, row_of, samples, atoms, out, &encode);
+        } else {
+            self.project_rows(rows, row_of, samples, atoms, out, &encode);
+        }
+    }
+
+    /// A few samples at a time, each atom reads their rows term by term: the samples'
+    /// sums are independent additions in flight together, and the loop over an atom's
+    /// terms (of varying length, so a mispredicted exit) runs once per group.
+    fn project_rows<T: Feature, O>(
+        &self,
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        samples: &[u32],
+        atoms: &AtomSet,
+        out: &mut [O],
+        encode: &impl Fn(f32, u32) -> O,
+    ) {
+        let n = samples.len();
+        let mut group_rows: [&[T]; ROW_GROUP] = [&[]; ROW_GROUP];
+        for group_start in (0..n).step_by(ROW_GROUP) {
+            let group = &samples[group_start..n.min(group_start + ROW_GROUP)];
+            for (s, &sample) in group.iter().enumerate() {
+                if let Some(&ahead) = samples.get(group_start + s + ROW_GROUP) {
+                    prefetch(
+                        rows.row(row_of[ahead as usize] as usize),
+                        &self.line_features,
+                    );
+                }
+                group_rows[s] = rows.row(row_of[sample as usize] as usize);
+            }
+            if group.len() < ROW_GROUP {
+                for (s, &row) in group_rows[..group.len()].iter().enumerate() {
+                    for a in 0..atoms.len() {
+                        out[a * n + group_start + s] =
+                            encode(atoms.get(a).project(row), (group_start + s) as u32);
+                    }
+                }
+                continue;
+            }
+            for a in 0..atoms.len() {
+                let atom = atoms.get(a);
+                let mut sums = [0.0f32; ROW_GROUP];
+                for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
+                    for (sum, row) in sums.iter_mut().zip(&group_rows) {
+                        *sum += weight * row[index as usize].to_f32();
+                    }
+                }
+                let out = &mut out[a * n + group_start..][..ROW_GROUP];
+                for (s, (slot, &sum)) in out.iter_mut().zip(&sums).enumerate() {
+                    *slot = encode(sum, (group_start + s) as u32);
+                }
             }
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (row, atoms);
-}
 
-/// Writes, for every atom `a` and node sample `i`, the sort key of the projection at
-/// `keys[a * samples.len() + i]`: the projection's key in the high half, the sample's
-/// local id in the low half. The loop runs over samples outside and atoms inside, so
-/// each row is fetched from memory once per node rather than once per atom.
-pub fn project_sort_keys<T: Feature>(
-    rows: &Rows<'_, T>,
-    row_of: &[u32],
-    samples: &[u32],
-    atoms: &AtomSet,
-    keys: &mut Vec<u64>,
-) {
-    let n = samples.len();
-    keys.clear();
-    keys.resize(n * atoms.len(), 0);
-    for (i, &sample) in samples.iter().enumerate() {
-        if let Some(&ahead) = samples.get(i + PREFETCH_DISTANCE) {
-            prefetch_atoms(rows.row(row_of[ahead as usize] as usize), atoms);
-        }
-        let row = rows.row(row_of[sample as usize] as usize);
-        for a in 0..atoms.len() {
-            let value = atoms.get(a).project(row);
-            keys[a * n + i] = ((sort_key(value) as u64) << 32) | sample as u64;
+    /// Chunk after chunk of samples, the features read are copied into a column block,
+    /// then each atom sums its columns across the chunk.
+    fn project_columns<T: Feature, O>(
+        &mut self,
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        samples: &[u32],
+        atoms: &AtomSet,
+        out: &mut [O],
+        encode: &impl Fn(f32, u32) -> O,
+    ) {
+        self.assign_columns(atoms);
+        let n = samples.len();
+        let block = &mut self.block;
+        block.resize(self.features.len() * CHUNK, 0.0);
+        let mut sums = [0.0f32; CHUNK];
+        for chunk_start in (0..n).step_by(CHUNK) {
+            let chunk = &samples[chunk_start..n.min(chunk_start + CHUNK)];
+            let m = chunk.len();
+            for (s, &sample) in chunk.iter().enumerate() {
+                if let Some(&ahead) = samples.get(chunk_start + s + PREFETCH_DISTANCE) {
+                    prefetch(
+                        rows.row(row_of[ahead as usize] as usize),
+                        &self.line_features,
+                    );
+                }
+                let row = rows.row(row_of[sample as usize] as usize);
+                for (column, &feature) in block.chunks_exact_mut(CHUNK).zip(&self.features) {
+                    column[s] = row[feature as usize].to_f32();
+                }
+            }
+            let mut term = 0;
+            for a in 0..atoms.len() {
+                let weights = atoms.get(a).weights;
+                let columns = &self.term_columns[term..term + weights.len()];
+                term += weights.len();
+                let sums = &mut sums[..m];
+                sums.fill(0.0);
+                for (&column, &weight) in columns.iter().zip(weights) {
+                    let cells = &block[column as usize * CHUNK..][..m];
+                    for (sum, &cell) in sums.iter_mut().zip(cells) {
+                        *sum += weight * cell;
+                    }
+                }
+                let out = &mut out[a * n + chunk_start..][..m];
+                for (s, (slot, &sum)) in out.iter_mut().zip(sums.iter()).enumerate() {
+                    *slot = encode(sum, (chunk_start + s) as u32);
+                }
+            }
         }
     }
+
+    /// Lists the distinct features the atoms read, ascending, and the cache lines they
+    /// touch.
+    fn collect_features(&mut self, n_features: usize, atoms: &AtomSet) {
+        self.read.clear();
+        self.read.resize(n_features.div_ceil(64), 0);
+        for a in 0..atoms.len() {
+            for &feature in atoms.get(a).indices {
+                self.read[feature as usize / 64] |= 1 << (feature % 64);
+            }
+        }
+        self.features.clear();
+        for (word_index, &word) in self.read.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                self.features
+                    .push(word_index as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+        self.line_features.clear();
+        for &feature in &self.features {
+            let line = feature / CELLS_PER_LINE;
+            if self.line_features.last().map(|&f| f / CELLS_PER_LINE) != Some(line) {
+                self.line_features.push(feature);
+            }
+        }
+        self.column_of.resize(n_features, 0);
+    }
+
+    /// Gives each distinct feature a column of the block, and each atom term its column.
+    fn assign_columns(&mut self, atoms: &AtomSet) {
+        for (column, &feature) in self.features.iter().enumerate() {
+            self.column_of[feature as usize] = column as u32;
+        }
+        self.term_columns.clear();
+        for a in 0..atoms.len() {
+            let indices = atoms.get(a).indices;
+            self.term_columns
+                .extend(indices.iter().map(|&f| self.column_of[f as usize]));
+        }
+    }
+}
+
+/// Asks the cache for the lines of `row` holding `features`.
+#[inline(always)]
+fn prefetch<T>(row: &[T], features: &[u32]) {
+    #[cfg(target_arch = "x86_64")]
+    for &feature in features {
+        // SAFETY: a prefetch only hints the cache; the address is inside `row`.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(feature as usize) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (row, features);
 }
 
 #[cfg(test)]
@@ -89,6 +261,47 @@ mod tests {
             prop_assume!(a.is_finite() && b.is_finite());
             prop_assert_eq!(sort_key(a).cmp(&sort_key(b)), a.partial_cmp(&b).unwrap());
             prop_assert_eq!(key_value(sort_key(a)), a + 0.0);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn node_projections_equal_atom_projections_bit_for_bit(
+            n in 1usize..200,
+            n_features in 1usize..40,
+            n_atoms in 1usize..30,
+            terms in 1usize..12,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::rng::Rng::new(seed, 0);
+            let x = ndarray::Array2::from_shape_fn((n + 5, n_features), |_| rng.unit() as f32 * 8.0 - 4.0);
+            let rows = Rows::from_view(x.view()).unwrap();
+            let row_of: Vec<u32> = (0..n as u32 + 5).rev().collect();
+            let samples: Vec<u32> = (0..n as u32).map(|i| (i * 7) % (n as u32 + 5)).collect();
+            // Few features and many terms send atoms through the column path, many
+            // features and few terms through the row path.
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            for _ in 0..n_atoms {
+                let mut pairs: Vec<(u32, f32)> = Vec::new();
+                for _ in 0..terms.min(n_features) {
+                    let feature = rng.below(n_features) as u32;
+                    if pairs.iter().all(|&(f, _)| f != feature) {
+                        pairs.push((feature, rng.unit() as f32 * 2.0 - 1.0));
+                    }
+                }
+                atoms.push_pairs(&mut pairs);
+            }
+            let mut out = Vec::new();
+            NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out, |v, i| (v, i));
+            for a in 0..atoms.len() {
+                for (i, &sample) in samples.iter().enumerate() {
+                    let expected = atoms.get(a).project(rows.row(row_of[sample as usize] as usize));
+                    let (value, position) = out[a * n + i];
+                    prop_assert_eq!(value.to_bits(), expected.to_bits());
+                    prop_assert_eq!(position as usize, i);
+                }
+            }
         }
     }
 

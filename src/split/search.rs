@@ -1,8 +1,8 @@
 use serde::{Deserialize, Serialize};
 
-use super::projection::{key_value, project_sort_keys};
+use super::projection::{key_value, sort_key, NodeProjector};
 use super::sort::sort_by_value;
-use crate::atoms::AtomSet;
+use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 
 /// The impurity a split decreases.
@@ -68,6 +68,10 @@ pub struct SplitRule {
     pub criterion: Criterion,
     /// Fewest samples either child may hold.
     pub min_samples_leaf: usize,
+    /// [`Rows::whole_range`] of X: projections on atoms with unit weights are then
+    /// whole numbers in a known range, and where that range is narrow they are counted
+    /// by value instead of sorted.
+    pub whole_range: Option<(f32, f32)>,
 }
 
 /// The best split found at a node.
@@ -84,10 +88,39 @@ pub struct SplitCandidate {
 /// Buffers reused across nodes so that the search allocates nothing once warm.
 #[derive(Debug, Default)]
 pub struct SplitScratch {
+    projector: NodeProjector,
+    /// Class and weight of each node sample, in node order.
+    classes: Vec<u32>,
+    weights: Vec<f64>,
+    /// Projections, atom after atom, as values or as sort keys ([`position_key`]).
+    values: Vec<f32>,
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
     left: Vec<f64>,
     right: Vec<f64>,
+    by_value: ValueTable,
+}
+
+/// Per whole value of a projection: how many samples take it, and their weight per class.
+#[derive(Debug, Default)]
+struct ValueTable {
+    /// Per node sample, the offset of its value above the lowest.
+    offsets: Vec<u32>,
+    counts: Vec<u32>,
+    class_weights: Vec<f64>,
+}
+
+/// Counting by value beats sorting while the table of (value, class) weights stays
+/// below this many entries per node sample.
+const COUNTING_ENTRIES_PER_SAMPLE: usize = 4;
+
+/// Copies of the counting table that consecutive samples take turns adding into.
+const TABLE_COPIES: usize = 4;
+
+/// The sort key of a projected value for the sample at `position` in the node.
+#[inline(always)]
+fn position_key(value: f32, position: u32) -> u64 {
+    (sort_key(value) as u64) << 32 | position as u64
 }
 
 /// Finds the (atom, threshold) with the largest impurity decrease over all `atoms`,
@@ -104,45 +137,170 @@ pub fn best_split<T: Feature>(
     scratch: &mut SplitScratch,
 ) -> Option<SplitCandidate> {
     let n = samples.len();
-    let criterion = rule.criterion;
     let min_leaf = rule.min_samples_leaf.max(1);
     if n < 2 * min_leaf {
         return None;
     }
+    scratch.classes.clear();
+    scratch.weights.clear();
+    for &sample in samples {
+        scratch.classes.push(local.class_of[sample as usize]);
+        scratch.weights.push(local.weight_of[sample as usize]);
+    }
+    let criterion = rule.criterion;
     let node_total: f64 = node_counts.iter().sum();
     let node_sum: f64 = node_counts.iter().map(|&c| criterion.term(c)).sum();
-    let node_cost = criterion.cost(node_total, node_sum);
-    let mut best: Option<(f64, SplitCandidate)> = None;
+    let node = NodeScan {
+        classes: &scratch.classes,
+        weights: &scratch.weights,
+        counts: node_counts,
+        total: node_total,
+        sum: node_sum,
+        cost: criterion.cost(node_total, node_sum),
+        criterion,
+        min_leaf,
+    };
+    let mut best = None;
 
-    project_sort_keys(rows, &local.row_of, samples, atoms, &mut scratch.keys);
-    for atom_index in 0..atoms.len() {
-        let keys = &mut scratch.keys[atom_index * n..(atom_index + 1) * n];
-        sort_by_value(keys, &mut scratch.sort_buffer);
-        let keys = &*keys;
-        if keys[0] >> 32 == keys[n - 1] >> 32 {
+    // Counting needs a table per value: worth it only where some atom can take few
+    // enough values for this node's size.
+    let table_entries = |span: usize| span * (node_counts.len() + 1) * TABLE_COPIES;
+    let may_count = (0..atoms.len()).any(|a| {
+        whole_span(rule.whole_range, atoms.get(a))
+            .is_some_and(|span| table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n)
+    });
+    if !may_count {
+        let keys = &mut scratch.keys;
+        scratch
+            .projector
+            .project(rows, &local.row_of, samples, atoms, keys, position_key);
+        for atom in 0..atoms.len() {
+            let keys = &mut keys[atom * n..(atom + 1) * n];
+            sort_by_value(keys, &mut scratch.sort_buffer);
+            node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
+        }
+        return best.map(|(_, candidate)| candidate);
+    }
+
+    let values = &mut scratch.values;
+    scratch
+        .projector
+        .project(rows, &local.row_of, samples, atoms, values, |value, _| {
+            value
+        });
+    for atom in 0..atoms.len() {
+        let values = &values[atom * n..(atom + 1) * n];
+        let (low, high) = values
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        if low == high {
             continue; // constant along this atom
         }
-        scratch.left.clear();
-        scratch.left.resize(node_counts.len(), 0.0);
-        scratch.right.clear();
-        scratch.right.extend_from_slice(node_counts);
-        let (mut left_weight, mut left_sum) = (0.0f64, 0.0f64);
-        let (mut right_weight, mut right_sum) = (node_total, node_sum);
+        if whole_span(rule.whole_range, atoms.get(atom)).is_some() {
+            let span = (high - low) as usize + 1;
+            if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+                let (table, left) = (&mut scratch.by_value, &mut scratch.left);
+                node.scan_counted(values, low, span, atom, table, left, &mut best);
+                continue;
+            }
+        }
+        let keys = &mut scratch.keys;
+        keys.clear();
+        keys.extend(
+            values
+                .iter()
+                .enumerate()
+                .map(|(position, &value)| position_key(value, position as u32)),
+        );
+        sort_by_value(keys, &mut scratch.sort_buffer);
+        node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
+    }
+    best.map(|(_, candidate)| candidate)
+}
 
-        for i in 0..n - min_leaf {
-            let sample = keys[i] as u32 as usize;
-            let class = local.class_of[sample] as usize;
-            let weight = local.weight_of[sample];
-            let old_left = scratch.left[class];
-            let old_right = scratch.right[class];
-            scratch.left[class] = old_left + weight;
-            scratch.right[class] = old_right - weight;
+/// How many whole values an atom's projections can take at most, when X's values are
+/// whole numbers in `whole_range` and the atom's weights are ±1.
+fn whole_span(whole_range: Option<(f32, f32)>, atom: Atom<'_>) -> Option<usize> {
+    let (x_low, x_high) = whole_range?;
+    let (positive, negative) = atom.unit_weight_signs()?;
+    Some(((positive + negative) as f32 * (x_high - x_low)) as usize + 1)
+}
+
+/// What the scans of one node share: its samples' classes and weights in node order,
+/// and its totals.
+struct NodeScan<'a> {
+    classes: &'a [u32],
+    weights: &'a [f64],
+    counts: &'a [f64],
+    total: f64,
+    sum: f64,
+    cost: f64,
+    criterion: Criterion,
+    min_leaf: usize,
+}
+
+impl NodeScan<'_> {
+    /// Keeps the split below `below` (and above it, `above`) when its children's cost
+    /// beats `best`'s; strictly, so that earlier candidates win ties.
+    #[inline(always)]
+    fn offer(
+        &self,
+        children_cost: f64,
+        atom: usize,
+        below: f32,
+        above: f32,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        if best.is_none_or(|(cost, _)| children_cost < cost) {
+            *best = Some((
+                children_cost,
+                SplitCandidate {
+                    atom,
+                    threshold: midpoint(below, above),
+                    impurity_decrease: self.cost - children_cost,
+                },
+            ));
+        }
+    }
+
+    /// Scans keys of [`position_key`], sorted, left to right, moving one sample at a
+    /// time to the left side.
+    fn scan_sorted(
+        &self,
+        keys: &[u64],
+        atom: usize,
+        left: &mut Vec<f64>,
+        right: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let n = keys.len();
+        if keys[0] >> 32 == keys[n - 1] >> 32 {
+            return; // constant along this atom
+        }
+        let criterion = self.criterion;
+        left.clear();
+        left.resize(self.counts.len(), 0.0);
+        right.clear();
+        right.extend_from_slice(self.counts);
+        let (mut left_weight, mut left_sum) = (0.0f64, 0.0f64);
+        let (mut right_weight, mut right_sum) = (self.total, self.sum);
+
+        for i in 0..n - self.min_leaf {
+            let position = keys[i] as u32 as usize;
+            let class = self.classes[position] as usize;
+            let weight = self.weights[position];
+            let old_left = left[class];
+            let old_right = right[class];
+            left[class] = old_left + weight;
+            right[class] = old_right - weight;
             left_sum += criterion.term(old_left + weight) - criterion.term(old_left);
             right_sum += criterion.term(old_right - weight) - criterion.term(old_right);
             left_weight += weight;
             right_weight -= weight;
 
-            if i + 1 < min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
+            if i + 1 < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
                 continue;
             }
             if left_weight <= 0.0 || right_weight <= 0.0 {
@@ -150,21 +308,93 @@ pub fn best_split<T: Feature>(
             }
             let children_cost =
                 criterion.cost(left_weight, left_sum) + criterion.cost(right_weight, right_sum);
-            if best.is_none_or(|(cost, _)| children_cost < cost) {
-                let below = key_value((keys[i] >> 32) as u32);
-                let above = key_value((keys[i + 1] >> 32) as u32);
-                best = Some((
-                    children_cost,
-                    SplitCandidate {
-                        atom: atom_index,
-                        threshold: midpoint(below, above),
-                        impurity_decrease: node_cost - children_cost,
-                    },
-                ));
-            }
+            let below = key_value((keys[i] >> 32) as u32);
+            let above = key_value((keys[i + 1] >> 32) as u32);
+            self.offer(children_cost, atom, below, above, best);
         }
     }
-    best.map(|(_, candidate)| candidate)
+
+    /// For projections (in node order) that are whole numbers in `low..low + span`:
+    /// sums the class weights of each value, then scans the boundaries between present
+    /// values in ascending order, as [`Self::scan_sorted`] would, without sorting.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_counted(
+        &self,
+        values: &[f32],
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        left: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let n_classes = self.counts.len();
+        let offsets = &mut table.offsets;
+        offsets.clear();
+        offsets.extend(values.iter().map(|&value| (value - low) as u32));
+        // Consecutive samples add into different copies of the table, so that runs of
+        // equal values do not wait on each other's read-modify-write.
+        let counts = &mut table.counts;
+        counts.clear();
+        counts.resize(span * TABLE_COPIES, 0);
+        let class_weights = &mut table.class_weights;
+        class_weights.clear();
+        class_weights.resize(span * n_classes * TABLE_COPIES, 0.0);
+        for (position, &offset) in offsets.iter().enumerate() {
+            let offset = offset as usize;
+            let copy = position % TABLE_COPIES;
+            counts[offset * TABLE_COPIES + copy] += 1;
+            let class = self.classes[position] as usize;
+            class_weights[(offset * n_classes + class) * TABLE_COPIES + copy] +=
+                self.weights[position];
+        }
+        for entry in 0..span {
+            counts[entry] = counts[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+        }
+        for entry in 0..span * n_classes {
+            class_weights[entry] = class_weights[entry * TABLE_COPIES..][..TABLE_COPIES]
+                .iter()
+                .sum();
+        }
+        let counts = &counts[..span];
+        let class_weights = &class_weights[..span * n_classes];
+
+        let criterion = self.criterion;
+        left.clear();
+        left.resize(n_classes, 0.0);
+        let (mut left_n, mut left_weight) = (0usize, 0.0f64);
+        let mut previous: Option<usize> = None;
+        for (offset, &count) in counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            if let Some(below) = previous {
+                if values.len() - left_n < self.min_leaf {
+                    break; // the right side only shrinks from here
+                }
+                let right_weight = self.total - left_weight;
+                if left_n >= self.min_leaf && left_weight > 0.0 && right_weight > 0.0 {
+                    let left_sum: f64 = left.iter().map(|&c| criterion.term(c)).sum();
+                    let right_sum: f64 = left
+                        .iter()
+                        .zip(self.counts)
+                        .map(|(&l, &c)| criterion.term(c - l))
+                        .sum();
+                    let children_cost = criterion.cost(left_weight, left_sum)
+                        + criterion.cost(right_weight, right_sum);
+                    let (below, above) = (low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, below, above, best);
+                }
+            }
+            let weights = &class_weights[offset * n_classes..(offset + 1) * n_classes];
+            for (l, &w) in left.iter_mut().zip(weights) {
+                *l += w;
+                left_weight += w;
+            }
+            left_n += count as usize;
+            previous = Some(offset);
+        }
+    }
 }
 
 /// A threshold strictly between `below < above` where possible: the midpoint can round
@@ -206,7 +436,8 @@ mod tests {
     /// The decrease of splitting at `z <= threshold`, if both sides are allowed.
     fn decrease_at(
         values: &[f32],
-        local: &LocalSamples,
+        classes: &[u32],
+        weights: &[f64],
         n_classes: usize,
         rule: SplitRule,
         threshold: f32,
@@ -218,15 +449,15 @@ mod tests {
         );
         let mut n_left = 0;
         for (i, &z) in values.iter().enumerate() {
-            let class = local.class_of[i] as usize;
+            let class = classes[i] as usize;
             let side = if z <= threshold {
                 n_left += 1;
                 &mut left
             } else {
                 &mut right
             };
-            side[class] += local.weight_of[i];
-            all[class] += local.weight_of[i];
+            side[class] += weights[i];
+            all[class] += weights[i];
         }
         let n_right = values.len() - n_left;
         let positive = |c: &[f64]| c.iter().sum::<f64>() > 0.0;
@@ -247,22 +478,39 @@ mod tests {
     proptest! {
         #[test]
         fn finds_the_brute_force_best_split(
-            n in 2usize..30,
+            n in 2usize..300,
+            not_in_node in 0usize..20,
             n_features in 1usize..4,
             n_classes in 1usize..4,
             min_samples_leaf in 1usize..4,
             entropy in any::<bool>(),
+            halves in any::<bool>(),
+            count_whole in any::<bool>(),
             seed in any::<u64>(),
         ) {
             let mut rng = crate::rng::Rng::new(seed, 0);
-            // Few distinct values, so that ties between samples are common.
-            let x = Array2::from_shape_fn((n, n_features), |_| rng.below(5) as f32 - 2.0);
+            // Few distinct values, so that ties between samples are common; whole numbers
+            // (counted or sorted) or halves (always sorted).
+            let scale = if halves { 0.5 } else { 1.0 };
+            let n_local = n + not_in_node;
+            let x = Array2::from_shape_fn((n_local, n_features), |_| (rng.below(5) as f32 - 2.0) * scale);
+            // Local samples stand for shuffled rows, and the node holds some of them in
+            // shuffled order, so that rows, local ids and node positions all differ.
+            let mut row_of: Vec<u32> = (0..n_local as u32).collect();
+            let mut samples = row_of.clone();
+            for order in [&mut row_of, &mut samples] {
+                for i in (1..n_local).rev() {
+                    order.swap(i, rng.below(i + 1));
+                }
+            }
+            samples.truncate(n);
             let local = LocalSamples {
-                row_of: (0..n as u32).collect(),
-                class_of: (0..n).map(|_| rng.below(n_classes) as u32).collect(),
-                weight_of: (0..n).map(|_| [0.5, 1.0, 2.0][rng.below(3)]).collect(),
+                row_of,
+                class_of: (0..n_local).map(|_| rng.below(n_classes) as u32).collect(),
+                weight_of: (0..n_local).map(|_| [0.5, 1.0, 2.0][rng.below(3)]).collect(),
             };
             let rows = Rows::from_view(x.view()).unwrap();
+            prop_assert_eq!(rows.whole_range().is_some(), !halves || x.iter().all(|v| v.fract() == 0.0));
             let mut atoms = AtomSet::default();
             atoms.clear();
             for f in 0..n_features as u32 {
@@ -270,22 +518,30 @@ mod tests {
             }
             // An oblique atom too, whose projections are sums.
             atoms.push_pairs(&mut [(0, 1.0), ((n_features - 1) as u32, -1.0)]);
+            let classes: Vec<u32> = samples.iter().map(|&s| local.class_of[s as usize]).collect();
+            let weights: Vec<f64> = samples.iter().map(|&s| local.weight_of[s as usize]).collect();
             let mut node_counts = vec![0.0; n_classes];
-            for (c, w) in local.class_of.iter().zip(&local.weight_of) {
-                node_counts[*c as usize] += w;
+            for (&c, &w) in classes.iter().zip(&weights) {
+                node_counts[c as usize] += w;
             }
             let rule = SplitRule {
                 criterion: if entropy { Criterion::Entropy } else { Criterion::Gini },
                 min_samples_leaf,
+                whole_range: rows.whole_range().filter(|_| count_whole),
             };
-            let samples: Vec<u32> = (0..n as u32).collect();
             let found = best_split(&rows, &local, &samples, &node_counts, &atoms, rule, &mut SplitScratch::default());
 
+            let projections = |a: usize| -> Vec<f32> {
+                samples
+                    .iter()
+                    .map(|&s| atoms.get(a).project(rows.row(local.row_of[s as usize] as usize)))
+                    .collect()
+            };
             let mut brute_best: Option<f64> = None;
             for a in 0..atoms.len() {
-                let values: Vec<f32> = (0..n).map(|i| atoms.get(a).project(rows.row(i))).collect();
+                let values = projections(a);
                 for &t in &values {
-                    if let Some(d) = decrease_at(&values, &local, n_classes, rule, t) {
+                    if let Some(d) = decrease_at(&values, &classes, &weights, n_classes, rule, t) {
                         brute_best = Some(brute_best.map_or(d, |b: f64| b.max(d)));
                     }
                 }
@@ -293,8 +549,8 @@ mod tests {
             match (found, brute_best) {
                 (None, None) => {}
                 (Some(split), Some(best)) => {
-                    let values: Vec<f32> = (0..n).map(|i| atoms.get(split.atom).project(rows.row(i))).collect();
-                    let achieved = decrease_at(&values, &local, n_classes, rule, split.threshold)
+                    let values = projections(split.atom);
+                    let achieved = decrease_at(&values, &classes, &weights, n_classes, rule, split.threshold)
                         .expect("the chosen split is allowed");
                     prop_assert!((achieved - best).abs() < 1e-9 * (1.0 + best.abs()), "achieved {achieved}, best {best}");
                     prop_assert!((split.impurity_decrease - best).abs() < 1e-9 * (1.0 + best.abs()));

@@ -78,6 +78,7 @@ mod tests {
             rule: SplitRule {
                 criterion: Criterion::Gini,
                 min_samples_leaf: 1,
+                whole_range: None,
             },
             max_depth: 3,
             min_samples_split: 2,
