@@ -36,6 +36,19 @@ impl Feature for f64 {
     }
 }
 
+/// Bytes (pixel intensities, counts, binary data). Training also stores a float X
+/// whose values are all whole numbers in `0..=255` this way ([`Rows::to_bytes`]): the
+/// projections are the same exact whole numbers, read from a quarter of the memory.
+impl Feature for u8 {
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn is_finite_value(self) -> bool {
+        true
+    }
+}
+
 /// Row-major samples: row `i` is `values[i * n_features..(i + 1) * n_features]`.
 pub struct Rows<'a, T: Clone> {
     values: Cow<'a, [T]>,
@@ -104,6 +117,16 @@ impl<'a, T: Feature> Rows<'a, T> {
         }
         let largest = low.abs().max(high.abs()) as f64;
         (largest * self.n_features as f64 <= EXACT_F32_INTEGERS).then_some((low, high))
+    }
+
+    /// A copy with every value as a byte, for X whose [`Self::whole_range`] lies in
+    /// `0..=255`, where it gives the same projections as `self`.
+    pub fn to_bytes(&self) -> Rows<'static, u8> {
+        Rows {
+            values: Cow::Owned(self.values.iter().map(|v| v.to_f32() as u8).collect()),
+            n_samples: self.n_samples,
+            n_features: self.n_features,
+        }
     }
 
     /// Row `i`.

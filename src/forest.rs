@@ -112,23 +112,23 @@ impl Forest {
             n_atoms,
             n_classes,
         };
+        if let Some(max_samples) = params.max_samples {
+            max_samples.resolve(n_samples - n_estimation)?;
+        }
         let job = TrainingJob {
             params,
-            rows: &rows,
             y,
             weights: &weights,
             settings,
             n_estimation,
         };
-        if let Some(max_samples) = params.max_samples {
-            max_samples.resolve(n_samples - n_estimation)?;
-        }
-        let trees = with_threads(params.n_threads, || {
-            Ok((0..params.n_estimators)
-                .into_par_iter()
-                .map(|t| job.grow(t))
-                .collect())
-        })?;
+        let trees = match settings.rule.whole_range {
+            // Byte rows: a quarter of the memory traffic of projecting float rows.
+            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32 => {
+                job.grow_all(&rows.to_bytes())?
+            }
+            _ => job.grow_all(&rows)?,
+        };
         Ok(Forest {
             n_features,
             n_classes,
@@ -341,23 +341,32 @@ impl Forest {
 }
 
 /// The data and settings shared by every tree of one `fit`.
-struct TrainingJob<'a, T: Feature> {
+struct TrainingJob<'a> {
     params: &'a ForestParams,
-    rows: &'a Rows<'a, T>,
     y: &'a [u32],
     weights: &'a [f64],
     settings: GrowSettings,
     n_estimation: usize,
 }
 
-impl<T: Feature> TrainingJob<'_, T> {
+impl TrainingJob<'_> {
+    /// Grows every tree on `rows`, in parallel.
+    fn grow_all<T: Feature>(&self, rows: &Rows<'_, T>) -> Result<Vec<Tree>> {
+        with_threads(self.params.n_threads, || {
+            Ok((0..self.params.n_estimators)
+                .into_par_iter()
+                .map(|t| self.grow(rows, t))
+                .collect())
+        })
+    }
+
     /// Grows tree `t`. Its rows and its atoms come from two separate streams derived
     /// from (seed, t), so neither depends on thread scheduling or on the other.
-    fn grow(&self, t: usize) -> Tree {
+    fn grow<T: Feature>(&self, rows: &Rows<'_, T>, t: usize) -> Tree {
         let seed = self.params.random_state;
         let mut row_rng = Rng::new(seed, 2 * t as u64);
         let mut atom_rng = Rng::new(seed, 2 * t as u64 + 1);
-        let n_samples = self.rows.n_samples;
+        let n_samples = rows.n_samples;
 
         let mut order: Vec<u32> = (0..n_samples as u32).collect();
         row_rng.choose_into_prefix(&mut order, self.n_estimation);
@@ -384,9 +393,9 @@ impl<T: Feature> TrainingJob<'_, T> {
             &draws,
         );
 
-        let mut sampler = self.params.atoms.sampler(self.rows.n_features);
+        let mut sampler = self.params.atoms.sampler(rows.n_features);
         let mut tree = grow_tree(
-            self.rows,
+            rows,
             &structure,
             &self.settings,
             sampler.as_mut(),
@@ -404,7 +413,7 @@ impl<T: Feature> TrainingJob<'_, T> {
                     empirical[class as usize] += weight;
                 }
             }
-            tree.fill_leaves_honestly(self.rows, &estimation, self.params.honest_prior, &empirical);
+            tree.fill_leaves_honestly(rows, &estimation, self.params.honest_prior, &empirical);
         }
         tree
     }
