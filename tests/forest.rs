@@ -185,6 +185,33 @@ fn morf_learns_runs_on_a_cycle_that_axis_aligned_trees_cannot() {
 }
 
 #[test]
+fn byte_valued_input_trains_as_its_shifted_float_copy_does() {
+    // Values 0..=255 are trained on as bytes; shifted by -128 they stay whole but are
+    // trained on as floats. Every projection moves by the same whole amount, so the
+    // splits, and the probabilities on equally shifted test rows, must not change.
+    let mut rng = Rng::new(11, 0);
+    let x = Array2::from_shape_fn((300, 12), |_| rng.below(256) as f32);
+    let y: Vec<u32> = x
+        .rows()
+        .into_iter()
+        .map(|row| u32::from(row[2] + row[3] + row[7] > 380.0))
+        .collect();
+    let (x_test, x_test_shifted) = (
+        x.slice(s![..100, ..]),
+        x.slice(s![..100, ..]).mapv(|v| v - 128.0),
+    );
+    for params in all_kinds() {
+        let bytes = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+        let shifted = Forest::fit(&params, x.mapv(|v| v - 128.0).view(), &y, 2, None).unwrap();
+        assert_eq!(
+            bytes.predict_proba(x_test, 1).unwrap(),
+            shifted.predict_proba(x_test_shifted.view(), 1).unwrap()
+        );
+        assert!(error_rate(&bytes, &x_test.to_owned(), &y[..100]) < 0.2);
+    }
+}
+
+#[test]
 fn importances_point_at_the_informative_feature() {
     let (x, y) = one_informative_feature(400, 5);
     for params in all_kinds().into_iter().take(2) {
