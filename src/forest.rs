@@ -1,5 +1,7 @@
 //! The forest: trees trained in parallel, averaged posteriors, importances, saving.
 
+use std::ops::Range;
+
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -22,6 +24,10 @@ const OLDEST_READABLE_VERSION: u16 = 1;
 /// Rows scored together: enough to amortise walking each tree, few enough to keep the
 /// rows in cache.
 const SCORE_CHUNK: usize = 128;
+
+/// Mean leaf depth of the first trees from which byte-valued X is copied into bytes
+/// for the remaining trees (see [`Forest::fit`]).
+const BYTE_ROWS_MIN_LEAF_DEPTH: f64 = 8.0;
 
 /// A trained forest of classification trees.
 ///
@@ -122,13 +128,34 @@ impl Forest {
             settings,
             n_estimation,
         };
-        let trees = match settings.rule.whole_range {
-            // Byte rows: a quarter of the memory traffic of projecting float rows.
-            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32 => {
-                job.grow_all(&rows.to_bytes())?
+        let byte_valued = matches!(
+            settings.rule.whole_range,
+            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+        );
+        let trees = with_threads(params.n_threads, || {
+            let all = 0..params.n_estimators;
+            if !byte_valued {
+                return Ok(job.grow_range(&rows, all));
             }
-            _ => job.grow_all(&rows)?,
-        };
+            // A byte copy of X gives the same projections from a quarter of the memory
+            // traffic, but costs n_samples x n_features bytes: worth it where trees are
+            // deep, so that every row is read at many levels. The first round of trees,
+            // one per thread, tells.
+            let first_round = rayon::current_num_threads().min(params.n_estimators);
+            let mut trees = job.grow_range(&rows, 0..first_round);
+            let mean_leaf_depth = trees
+                .iter()
+                .map(|tree| tree.stats().mean_leaf_depth)
+                .sum::<f64>()
+                / first_round as f64;
+            let rest = first_round..params.n_estimators;
+            trees.extend(if mean_leaf_depth >= BYTE_ROWS_MIN_LEAF_DEPTH {
+                job.grow_range(&rows.to_bytes(), rest)
+            } else {
+                job.grow_range(&rows, rest)
+            });
+            Ok(trees)
+        })?;
         Ok(Forest {
             n_features,
             n_classes,
@@ -350,14 +377,9 @@ struct TrainingJob<'a> {
 }
 
 impl TrainingJob<'_> {
-    /// Grows every tree on `rows`, in parallel.
-    fn grow_all<T: Feature>(&self, rows: &Rows<'_, T>) -> Result<Vec<Tree>> {
-        with_threads(self.params.n_threads, || {
-            Ok((0..self.params.n_estimators)
-                .into_par_iter()
-                .map(|t| self.grow(rows, t))
-                .collect())
-        })
+    /// Grows trees `range` on `rows`, in parallel on the current thread pool.
+    fn grow_range<T: Feature>(&self, rows: &Rows<'_, T>, range: Range<usize>) -> Vec<Tree> {
+        range.into_par_iter().map(|t| self.grow(rows, t)).collect()
     }
 
     /// Grows tree `t`. Its rows and its atoms come from two separate streams derived
