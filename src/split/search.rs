@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use super::projection::{key_value, sort_key, NodeProjector};
 use super::sort::sort_by_value;
-use crate::atoms::{Atom, AtomSet};
+use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
 /// The impurity a split decreases.
@@ -68,9 +68,9 @@ pub struct SplitRule {
     pub criterion: Criterion,
     /// Fewest samples either child may hold.
     pub min_samples_leaf: usize,
-    /// [`Rows::whole_range`] of X: projections on atoms with unit weights are then
-    /// whole numbers in a known range, and where that range is narrow they are counted
-    /// by value instead of sorted.
+    /// [`Rows::whole_range`] of X. When it is known, projections on atoms with unit
+    /// weights are whole numbers, and an atom taking few distinct values on a node is
+    /// counted by value instead of sorted.
     pub whole_range: Option<(f32, f32)>,
 }
 
@@ -162,14 +162,7 @@ pub fn best_split<T: Feature>(
     };
     let mut best = None;
 
-    // Counting needs a table per value: worth it only where some atom can take few
-    // enough values for this node's size.
-    let table_entries = |span: usize| span * (node_counts.len() + 1) * TABLE_COPIES;
-    let may_count = (0..atoms.len()).any(|a| {
-        whole_span(rule.whole_range, atoms.get(a))
-            .is_some_and(|span| table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n)
-    });
-    if !may_count {
+    if rule.whole_range.is_none() {
         let keys = &mut scratch.keys;
         scratch
             .projector
@@ -182,6 +175,9 @@ pub fn best_split<T: Feature>(
         return best.map(|(_, candidate)| candidate);
     }
 
+    // Whole values: kept as f32 (half the memory of all atoms' keys), counted where an
+    // atom takes few enough values for the node's size, else keyed one atom at a time.
+    let table_entries = |span: usize| span * (node_counts.len() + 1) * TABLE_COPIES;
     let values = &mut scratch.values;
     scratch
         .projector
@@ -198,7 +194,7 @@ pub fn best_split<T: Feature>(
         if low == high {
             continue; // constant along this atom
         }
-        if whole_span(rule.whole_range, atoms.get(atom)).is_some() {
+        if atoms.get(atom).unit_weight_signs().is_some() {
             let span = (high - low) as usize + 1;
             if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
                 let (table, left) = (&mut scratch.by_value, &mut scratch.left);
@@ -218,14 +214,6 @@ pub fn best_split<T: Feature>(
         node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
     }
     best.map(|(_, candidate)| candidate)
-}
-
-/// How many whole values an atom's projections can take at most, when X's values are
-/// whole numbers in `whole_range` and the atom's weights are ±1.
-fn whole_span(whole_range: Option<(f32, f32)>, atom: Atom<'_>) -> Option<usize> {
-    let (x_low, x_high) = whole_range?;
-    let (positive, negative) = atom.unit_weight_signs()?;
-    Some(((positive + negative) as f32 * (x_high - x_low)) as usize + 1)
 }
 
 /// What the scans of one node share: its samples' classes and weights in node order,
