@@ -114,6 +114,9 @@ struct ValueTable {
 /// below this many entries per node sample.
 const COUNTING_ENTRIES_PER_SAMPLE: usize = 4;
 
+/// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
+const MAX_COUNTED_SPAN: usize = 1 << 23;
+
 /// Copies of the counting table that consecutive samples take turns adding into.
 const TABLE_COPIES: usize = 4;
 
@@ -196,7 +199,7 @@ pub fn best_split<T: Feature>(
         }
         if atoms.get(atom).unit_weight_signs().is_some() {
             let span = (high - low) as usize + 1;
-            if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+            if span <= MAX_COUNTED_SPAN && table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
                 let (table, left) = (&mut scratch.by_value, &mut scratch.left);
                 node.scan_counted(values, low, span, atom, table, left, &mut best);
                 continue;
@@ -317,34 +320,45 @@ impl NodeScan<'_> {
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
         let n_classes = self.counts.len();
+        // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
+        // conversion that, unlike `as u32`, needs no range checks and so vectorises.
+        const SHIFT: f32 = MAX_COUNTED_SPAN as f32;
         let offsets = &mut table.offsets;
         offsets.clear();
-        offsets.extend(values.iter().map(|&value| (value - low) as u32));
+        offsets.extend(
+            values
+                .iter()
+                .map(|&value| ((value - low) + SHIFT).to_bits() - SHIFT.to_bits()),
+        );
+        // Sample counts matter only to keep `min_samples_leaf` samples on each side;
+        // otherwise a value is present when its weight (always positive) is.
+        let count_samples = self.min_leaf > 1;
         // Consecutive samples add into different copies of the table, so that runs of
         // equal values do not wait on each other's read-modify-write.
         let counts = &mut table.counts;
         counts.clear();
-        counts.resize(span * TABLE_COPIES, 0);
         let class_weights = &mut table.class_weights;
         class_weights.clear();
         class_weights.resize(span * n_classes * TABLE_COPIES, 0.0);
         for (position, &offset) in offsets.iter().enumerate() {
-            let offset = offset as usize;
-            let copy = position % TABLE_COPIES;
-            counts[offset * TABLE_COPIES + copy] += 1;
             let class = self.classes[position] as usize;
-            class_weights[(offset * n_classes + class) * TABLE_COPIES + copy] +=
-                self.weights[position];
+            let entry = (offset as usize * n_classes + class) * TABLE_COPIES;
+            class_weights[entry + position % TABLE_COPIES] += self.weights[position];
         }
-        for entry in 0..span {
-            counts[entry] = counts[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+        if count_samples {
+            counts.resize(span * TABLE_COPIES, 0);
+            for (position, &offset) in offsets.iter().enumerate() {
+                counts[offset as usize * TABLE_COPIES + position % TABLE_COPIES] += 1;
+            }
+            for entry in 0..span {
+                counts[entry] = counts[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+            }
         }
         for entry in 0..span * n_classes {
             class_weights[entry] = class_weights[entry * TABLE_COPIES..][..TABLE_COPIES]
                 .iter()
                 .sum();
         }
-        let counts = &counts[..span];
         let class_weights = &class_weights[..span * n_classes];
 
         let criterion = self.criterion;
@@ -352,16 +366,18 @@ impl NodeScan<'_> {
         left.resize(n_classes, 0.0);
         let (mut left_n, mut left_weight) = (0usize, 0.0f64);
         let mut previous: Option<usize> = None;
-        for (offset, &count) in counts.iter().enumerate() {
-            if count == 0 {
+        for (offset, weights) in class_weights.chunks_exact(n_classes).enumerate() {
+            let weight: f64 = weights.iter().sum();
+            if weight <= 0.0 {
                 continue;
             }
             if let Some(below) = previous {
-                if values.len() - left_n < self.min_leaf {
+                if count_samples && values.len() - left_n < self.min_leaf {
                     break; // the right side only shrinks from here
                 }
                 let right_weight = self.total - left_weight;
-                if left_n >= self.min_leaf && left_weight > 0.0 && right_weight > 0.0 {
+                let enough_left = !count_samples || left_n >= self.min_leaf;
+                if enough_left && right_weight > 0.0 {
                     let left_sum: f64 = left.iter().map(|&c| criterion.term(c)).sum();
                     let right_sum: f64 = left
                         .iter()
@@ -374,12 +390,13 @@ impl NodeScan<'_> {
                     self.offer(children_cost, atom, below, above, best);
                 }
             }
-            let weights = &class_weights[offset * n_classes..(offset + 1) * n_classes];
             for (l, &w) in left.iter_mut().zip(weights) {
                 *l += w;
-                left_weight += w;
             }
-            left_n += count as usize;
+            left_weight += weight;
+            if count_samples {
+                left_n += counts[offset] as usize;
+            }
             previous = Some(offset);
         }
     }
