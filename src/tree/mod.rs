@@ -141,11 +141,15 @@ impl Tree {
     pub fn leaves_of_rows<T: Feature>(&self, rows: &Rows<'_, T>, first: usize, leaves: &mut [u32]) {
         for (block_index, block) in leaves.chunks_mut(WALK_LANES).enumerate() {
             let base = first + block_index * WALK_LANES;
+            let mut lane_rows: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
+            for (lane, row) in lane_rows.iter_mut().take(block.len()).enumerate() {
+                *row = rows.row(base + lane);
+            }
             block.fill(0);
             loop {
                 let mut descended = false;
-                for (lane, id) in block.iter_mut().enumerate() {
-                    if let Some(child) = self.descend(*id, rows.row(base + lane)) {
+                for (id, row) in block.iter_mut().zip(lane_rows) {
+                    if let Some(child) = self.descend(*id, row) {
                         *id = child;
                         descended = true;
                     }
