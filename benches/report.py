@@ -78,7 +78,11 @@ class Runs:
 
     def values(self, label: str, experiment: str, n: int, metric: str) -> np.ndarray:
         return np.array(
-            [r[metric] for r in self.groups.get((label, experiment, n), [])], float
+            [
+                r.get(metric, math.nan)
+                for r in self.groups.get((label, experiment, n), [])
+            ],
+            float,
         )
 
     def mean(self, label, experiment, n, metric) -> float:
@@ -372,6 +376,22 @@ def _targets(runs: Runs, scaling: list[dict]) -> list[str]:
             for n in circle
         ),
     )
+    seam = {
+        (m, n): runs.mean(m, "circle", n, "seam_error")
+        for m in (OURS_MORF, TREEPLE_MORF)
+        for n in circle
+    }
+    if not any(math.isnan(v) for v in seam.values()):
+        add(
+            "circle, test rows with a segment across the seam (where wrap matters): "
+            "MORF with wrap below treeple at every n",
+            ", ".join(
+                f"n={n:,}: {seam[OURS_MORF, n]:.3f} vs {seam[TREEPLE_MORF, n]:.3f}"
+                for n in circle
+            )
+            or None,
+            all(seam[OURS_MORF, n] < seam[TREEPLE_MORF, n] for n in circle),
+        )
     return lines
 
 
