@@ -1,5 +1,6 @@
-//! Split search: project a node's samples onto each candidate atom, sort, and scan for
-//! the threshold with the largest impurity decrease.
+//! Split search: project a node's samples onto each candidate atom, order the values
+//! (sort them, or count whole values that take few distinct values), and scan for the
+//! threshold with the largest impurity decrease.
 
 mod projection;
 mod search;
