@@ -32,6 +32,9 @@ pub fn key_value(key: u32) -> f32 {
 /// becomes one multiply-add across the chunk, which the compiler vectorises.
 const CHUNK: usize = 64;
 
+/// Lanes of a chunk summed together on the column path (a multiple dividing `CHUNK`).
+const LANE_GROUP: usize = 32;
+
 /// The column path pays for copying each distinct feature once per sample and wins when
 /// the atoms read each feature this many times on average (overlapping patches, as on
 /// the circle); otherwise each atom reads the row directly.
@@ -175,13 +178,17 @@ impl NodeProjector {
                 let weights = atoms.get(a).weights;
                 let columns = &self.term_columns[term..term + weights.len()];
                 term += weights.len();
-                let sums = &mut sums[..m];
-                sums.fill(0.0);
-                for (&column, &weight) in columns.iter().zip(weights) {
-                    let cells = &block[column as usize * CHUNK..][..m];
-                    for (sum, &cell) in sums.iter_mut().zip(cells) {
-                        *sum += weight * cell;
+                // A few lanes at a time over all terms, so that their sums stay in
+                // registers; lanes past `m` add stale (finite) cells and are not read.
+                for lanes in (0..m).step_by(LANE_GROUP) {
+                    let mut lane_sums = [0.0f32; LANE_GROUP];
+                    for (&column, &weight) in columns.iter().zip(weights) {
+                        let cells = &block[column as usize * CHUNK + lanes..][..LANE_GROUP];
+                        for (sum, &cell) in lane_sums.iter_mut().zip(cells) {
+                            *sum += weight * cell;
+                        }
                     }
+                    sums[lanes..lanes + LANE_GROUP].copy_from_slice(&lane_sums);
                 }
                 let out = &mut out[a * n + chunk_start..][..m];
                 for (s, (slot, &sum)) in out.iter_mut().zip(sums.iter()).enumerate() {
