@@ -11,7 +11,7 @@ use crate::data::{Feature, Rows};
 use crate::error::{invalid, MorfError, Result};
 use crate::params::ForestParams;
 use crate::rng::Rng;
-use crate::split::{LocalSamples, SplitRule};
+use crate::split::{LocalSamples, SplitRule, SplitScratch};
 use crate::tree::{grow_tree, GrowSettings, Tree, TreeStats};
 
 /// Bytes that open every saved forest.
@@ -379,12 +379,19 @@ struct TrainingJob<'a> {
 impl TrainingJob<'_> {
     /// Grows trees `range` on `rows`, in parallel on the current thread pool.
     fn grow_range<T: Feature>(&self, rows: &Rows<'_, T>, range: Range<usize>) -> Vec<Tree> {
-        range.into_par_iter().map(|t| self.grow(rows, t)).collect()
+        // Split-search buffers live as long as a worker's run of trees: allocating them
+        // per tree maps and faults in fresh pages every time, under a process-wide lock.
+        range
+            .into_par_iter()
+            .map_init(SplitScratch::default, |scratch, t| {
+                self.grow(rows, t, scratch)
+            })
+            .collect()
     }
 
     /// Grows tree `t`. Its rows and its atoms come from two separate streams derived
     /// from (seed, t), so neither depends on thread scheduling or on the other.
-    fn grow<T: Feature>(&self, rows: &Rows<'_, T>, t: usize) -> Tree {
+    fn grow<T: Feature>(&self, rows: &Rows<'_, T>, t: usize, scratch: &mut SplitScratch) -> Tree {
         let seed = self.params.random_state;
         let mut row_rng = Rng::new(seed, 2 * t as u64);
         let mut atom_rng = Rng::new(seed, 2 * t as u64 + 1);
@@ -422,6 +429,7 @@ impl TrainingJob<'_> {
             &self.settings,
             sampler.as_mut(),
             &mut atom_rng,
+            scratch,
         );
         if self.n_estimation > 0 {
             estimation_rows.sort_unstable();

@@ -26,13 +26,15 @@ struct Pending {
 }
 
 /// Grows one tree depth-first on `local` (all of whose weights are positive), filling
-/// leaves with the class distributions of the samples that reach them.
+/// leaves with the class distributions of the samples that reach them. `scratch` only
+/// lends buffers: its contents never change the tree.
 pub(crate) fn grow_tree<T: Feature>(
     rows: &Rows<'_, T>,
     local: &LocalSamples,
     settings: &GrowSettings,
     sampler: &mut dyn AtomSampler,
     rng: &mut Rng,
+    scratch: &mut SplitScratch,
 ) -> Tree {
     let n_classes = settings.n_classes;
     let mut tree = Tree {
@@ -47,7 +49,6 @@ pub(crate) fn grow_tree<T: Feature>(
     let root_weight: f64 = local.weight_of.iter().sum();
     let mut counts = vec![0.0f64; n_classes];
     let mut atoms = AtomSet::default();
-    let mut scratch = SplitScratch::default();
     let mut stack = vec![Pending {
         start: 0,
         end: samples.len(),
@@ -91,7 +92,7 @@ pub(crate) fn grow_tree<T: Feature>(
                 &counts,
                 &atoms,
                 settings.rule,
-                &mut scratch,
+                scratch,
             )
             .filter(|candidate| {
                 // scikit-learn's test, with its tolerance for rounding.

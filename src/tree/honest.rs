@@ -70,7 +70,7 @@ mod tests {
     use super::*;
     use crate::atoms::AtomKind;
     use crate::rng::Rng;
-    use crate::split::{Criterion, SplitRule};
+    use crate::split::{Criterion, SplitRule, SplitScratch};
     use crate::tree::{grow_tree, GrowSettings};
 
     fn settings() -> GrowSettings {
@@ -112,6 +112,7 @@ mod tests {
             &settings(),
             sampler.as_mut(),
             &mut Rng::new(1, 1),
+            &mut SplitScratch::default(),
         );
         let structure_posteriors: Vec<Option<Vec<f32>>> = (0..tree.nodes().len())
             .map(|id| tree.posterior(id).map(<[f32]>::to_vec))
