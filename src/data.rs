@@ -93,7 +93,7 @@ impl<'a, T: Feature> Rows<'a, T> {
     /// The smallest and largest value of X when every value is a whole number small
     /// enough that any sum of a row's values with weights ±1 is an exact `f32` (at most
     /// 2^24 in magnitude): such projections are then whole numbers whatever the order
-    /// of summation, bounded by the range.
+    /// of summation.
     pub fn whole_range(&self) -> Option<(f32, f32)> {
         const EXACT_F32_INTEGERS: f64 = (1u32 << 24) as f64;
         // Adding and taking away 2^23 rounds a smaller magnitude to a whole number, and

@@ -25,8 +25,8 @@ const OLDEST_READABLE_VERSION: u16 = 1;
 /// rows in cache.
 const SCORE_CHUNK: usize = 128;
 
-/// Mean leaf depth of the first trees from which byte-valued X is copied into bytes
-/// for the remaining trees (see [`Forest::fit`]).
+/// Mean leaf depth of the first round of trees from which, when X holds whole numbers
+/// in 0..=255, the remaining trees are grown on a byte copy of X.
 const BYTE_ROWS_MIN_LEAF_DEPTH: f64 = 8.0;
 
 /// A trained forest of classification trees.

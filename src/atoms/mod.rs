@@ -28,18 +28,10 @@ pub struct Atom<'a> {
 }
 
 impl Atom<'_> {
-    /// How many weights are +1 and how many -1, or `None` if any weight is another
-    /// number: with unit weights, projections of whole-number rows stay whole.
-    pub fn unit_weight_signs(&self) -> Option<(usize, usize)> {
-        let mut positive = 0;
-        for &weight in self.weights {
-            match weight {
-                1.0 => positive += 1,
-                -1.0 => {}
-                _ => return None,
-            }
-        }
-        Some((positive, self.weights.len() - positive))
+    /// Whether every weight is +1 or -1: then projections of whole-number rows stay
+    /// whole.
+    pub fn has_unit_weights(&self) -> bool {
+        self.weights.iter().all(|&weight| weight.abs() == 1.0)
     }
 
     /// The projection `a · x` of one row, summed in index order (the same order at

@@ -32,7 +32,7 @@ pub fn key_value(key: u32) -> f32 {
 /// becomes one multiply-add across the chunk, which the compiler vectorises.
 const CHUNK: usize = 64;
 
-/// Lanes of a chunk summed together on the column path (a multiple dividing `CHUNK`).
+/// Lanes of a chunk summed together on the column path (a divisor of `CHUNK`).
 const LANE_GROUP: usize = 32;
 
 /// The column path pays for copying each distinct feature once per sample and wins when
@@ -47,8 +47,8 @@ const ROW_GROUP: usize = 8;
 /// samples sit at scattered rows, so each row is a fresh trip to memory.
 const PREFETCH_DISTANCE: usize = 4;
 
-/// Cells of `f32` per cache line, for prefetching each line of a row once.
-const CELLS_PER_LINE: u32 = 16;
+/// Bytes per cache line, for prefetching each line of a row once.
+const CACHE_LINE: usize = 64;
 
 /// Projects a node's samples on all its atoms; holds buffers reused across nodes.
 ///
@@ -83,7 +83,8 @@ impl NodeProjector {
     ) {
         out.clear();
         out.resize(samples.len() * atoms.len(), O::default());
-        self.collect_features(rows.n_features, atoms);
+        let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
+        self.collect_features(rows.n_features, atoms, cells_per_line);
         let n_terms: usize = (0..atoms.len()).map(|a| atoms.get(a).indices.len()).sum();
         if n_terms >= TERMS_PER_FEATURE_FOR_COLUMNS * self.features.len() {
             self.project_columns(rows, row_of, samples, atoms, out, &encode);
@@ -200,7 +201,7 @@ impl NodeProjector {
 
     /// Lists the distinct features the atoms read, ascending, and the cache lines they
     /// touch.
-    fn collect_features(&mut self, n_features: usize, atoms: &AtomSet) {
+    fn collect_features(&mut self, n_features: usize, atoms: &AtomSet, cells_per_line: u32) {
         self.read.clear();
         self.read.resize(n_features.div_ceil(64), 0);
         for a in 0..atoms.len() {
@@ -219,8 +220,8 @@ impl NodeProjector {
         }
         self.line_features.clear();
         for &feature in &self.features {
-            let line = feature / CELLS_PER_LINE;
-            if self.line_features.last().map(|&f| f / CELLS_PER_LINE) != Some(line) {
+            let line = feature / cells_per_line;
+            if self.line_features.last().map(|&f| f / cells_per_line) != Some(line) {
                 self.line_features.push(feature);
             }
         }

@@ -92,7 +92,8 @@ pub struct SplitScratch {
     /// Class and weight of each node sample, in node order.
     classes: Vec<u32>,
     weights: Vec<f64>,
-    /// Projections, atom after atom, as values or as sort keys ([`position_key`]).
+    /// Projections, atom after atom, as values (whole-valued X) or as sort keys
+    /// ([`position_key`]); `keys` also holds one atom's keys at a time.
     values: Vec<f32>,
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
@@ -197,7 +198,7 @@ pub fn best_split<T: Feature>(
         if low == high {
             continue; // constant along this atom
         }
-        if atoms.get(atom).unit_weight_signs().is_some() {
+        if atoms.get(atom).has_unit_weights() {
             let span = (high - low) as usize + 1;
             if span <= MAX_COUNTED_SPAN && table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
                 let (table, left) = (&mut scratch.by_value, &mut scratch.left);
