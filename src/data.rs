@@ -129,11 +129,59 @@ impl<'a, T: Feature> Rows<'a, T> {
         }
     }
 
+    /// Per row, the running sums of its values: cell `j` holds `x[0] + ... + x[j]`.
+    /// Through them an atom reads a run of neighbouring cells in two places
+    /// ([`AtomSet::to_running_sums`]). For X within [`Self::whole_range`] every sum is
+    /// exact; the copy is held in bytes when they all lie in `0..=255`, else in `f32`.
+    ///
+    /// [`AtomSet::to_running_sums`]: crate::atoms::AtomSet::to_running_sums
+    pub fn running_sums(&self) -> RunningSums {
+        let (mut low, mut high) = (0.0f32, 0.0f32);
+        for i in 0..self.n_samples {
+            let mut sum = 0.0f32;
+            for value in self.row(i) {
+                sum += value.to_f32();
+                low = low.min(sum);
+                high = high.max(sum);
+            }
+        }
+        if low >= 0.0 && high <= u8::MAX as f32 {
+            RunningSums::Bytes(self.running_sums_as(|sum| sum as u8))
+        } else {
+            RunningSums::Floats(self.running_sums_as(|sum| sum))
+        }
+    }
+
+    fn running_sums_as<S: Clone>(&self, convert: impl Fn(f32) -> S) -> Rows<'static, S> {
+        let mut values = Vec::with_capacity(self.n_samples * self.n_features);
+        for i in 0..self.n_samples {
+            let mut sum = 0.0f32;
+            values.extend(self.row(i).iter().map(|value| {
+                sum += value.to_f32();
+                convert(sum)
+            }));
+        }
+        Rows {
+            values: Cow::Owned(values),
+            n_samples: self.n_samples,
+            n_features: self.n_features,
+        }
+    }
+
     /// Row `i`.
     #[inline(always)]
     pub fn row(&self, i: usize) -> &[T] {
         &self.values[i * self.n_features..(i + 1) * self.n_features]
     }
+}
+
+/// The running sums of X's rows ([`Rows::running_sums`]), in the narrowest type that
+/// holds them exactly.
+pub enum RunningSums {
+    /// Every running sum lies in `0..=255`.
+    Bytes(Rows<'static, u8>),
+    /// Whole numbers of at most 2^24 in magnitude.
+    Floats(Rows<'static, f32>),
 }
 
 #[cfg(test)]
@@ -145,6 +193,29 @@ mod tests {
     fn whole_range_of(values: Vec<f32>, n_features: usize) -> Option<(f32, f32)> {
         let x = Array2::from_shape_vec((values.len() / n_features, n_features), values).unwrap();
         Rows::from_view(x.view()).unwrap().whole_range()
+    }
+
+    #[test]
+    fn running_sums_are_bytes_only_while_every_sum_fits_in_one() {
+        let x = Array2::from_shape_vec((2, 3), vec![1.0f32, 0.0, 2.0, 200.0, 55.0, 0.0]).unwrap();
+        let RunningSums::Bytes(sums) = Rows::from_view(x.view()).unwrap().running_sums() else {
+            panic!("sums in 0..=255 are bytes");
+        };
+        assert_eq!(
+            (sums.row(0), sums.row(1)),
+            (&[1, 1, 3][..], &[200, 255, 255][..])
+        );
+        for values in [
+            vec![1.0f32, 0.0, 2.0, 200.0, 56.0, 0.0],
+            vec![-1.0, 1.0, 2.0, 0.0, 0.0, 0.0],
+        ] {
+            let x = Array2::from_shape_vec((2, 3), values.clone()).unwrap();
+            let RunningSums::Floats(sums) = Rows::from_view(x.view()).unwrap().running_sums()
+            else {
+                panic!("{values:?}: a sum outside 0..=255 needs floats");
+            };
+            assert_eq!(sums.row(1)[1], values[3] + values[4]);
+        }
     }
 
     #[test]

@@ -7,12 +7,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::atoms::AtomKind;
-use crate::data::{Feature, Rows};
+use crate::data::{Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
 use crate::params::ForestParams;
 use crate::rng::Rng;
 use crate::split::{LocalSamples, SplitRule, SplitScratch};
-use crate::tree::{grow_tree, GrowSettings, Tree, TreeStats};
+use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree, TreeStats};
 
 /// Bytes that open every saved forest.
 const MAGIC: &[u8; 4] = b"MORF";
@@ -25,9 +25,14 @@ const OLDEST_READABLE_VERSION: u16 = 1;
 /// rows in cache.
 const SCORE_CHUNK: usize = 128;
 
-/// Mean leaf depth of the first round of trees from which, when X holds whole numbers
-/// in 0..=255, the remaining trees are grown on a byte copy of X.
-const BYTE_ROWS_MIN_LEAF_DEPTH: f64 = 8.0;
+/// Mean leaf depth of the first round of trees from which, when X holds whole numbers,
+/// the remaining trees search splits on a compact copy of X (its bytes, or its running
+/// sums): a copy pays off where trees are deep, so that every row is read at many levels.
+const COPY_MIN_LEAF_DEPTH: f64 = 8.0;
+
+/// Mean run length of patch atoms from which splits are searched through running sums:
+/// a run costs two reads there instead of one per cell.
+const RUNNING_SUMS_MIN_RUN_LENGTH: f64 = 4.0;
 
 /// A trained forest of classification trees.
 ///
@@ -128,31 +133,42 @@ impl Forest {
             settings,
             n_estimation,
         };
-        let byte_valued = matches!(
-            settings.rule.whole_range,
-            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+        let whole_range = settings.rule.whole_range;
+        let byte_valued =
+            matches!(whole_range, Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32);
+        let long_runs = matches!(
+            &params.atoms,
+            AtomKind::Patches(patches) if patches.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH
         );
+        let running_sums = whole_range.is_some() && long_runs;
         let trees = with_threads(params.n_threads, || {
             let all = 0..params.n_estimators;
-            if !byte_valued {
-                return Ok(job.grow_range(&rows, all));
+            if !byte_valued && !running_sums {
+                return Ok(job.grow_range(&rows, SearchRows::direct(&rows), all));
             }
-            // A byte copy of X gives the same projections from a quarter of the memory
-            // traffic, but costs n_samples x n_features bytes: worth it where trees are
-            // deep, so that every row is read at many levels. The first round of trees,
-            // one per thread, tells.
+            // The first round of trees, one per thread, tells whether trees are deep.
             let first_round = rayon::current_num_threads().min(params.n_estimators);
-            let mut trees = job.grow_range(&rows, 0..first_round);
+            let mut trees = job.grow_range(&rows, SearchRows::direct(&rows), 0..first_round);
             let mean_leaf_depth = trees
                 .iter()
                 .map(|tree| tree.stats().mean_leaf_depth)
                 .sum::<f64>()
                 / first_round as f64;
             let rest = first_round..params.n_estimators;
-            trees.extend(if mean_leaf_depth >= BYTE_ROWS_MIN_LEAF_DEPTH {
-                job.grow_range(&rows.to_bytes(), rest)
+            trees.extend(if mean_leaf_depth < COPY_MIN_LEAF_DEPTH {
+                job.grow_range(&rows, SearchRows::direct(&rows), rest)
+            } else if running_sums {
+                match rows.running_sums() {
+                    RunningSums::Bytes(sums) => {
+                        job.grow_range(&rows, SearchRows::running_sums(&sums), rest)
+                    }
+                    RunningSums::Floats(sums) => {
+                        job.grow_range(&rows, SearchRows::running_sums(&sums), rest)
+                    }
+                }
             } else {
-                job.grow_range(&rows, rest)
+                // The same projections from a quarter of the memory traffic.
+                job.grow_range(&rows, SearchRows::direct(&rows.to_bytes()), rest)
             });
             Ok(trees)
         })?;
@@ -377,21 +393,33 @@ struct TrainingJob<'a> {
 }
 
 impl TrainingJob<'_> {
-    /// Grows trees `range` on `rows`, in parallel on the current thread pool.
-    fn grow_range<T: Feature>(&self, rows: &Rows<'_, T>, range: Range<usize>) -> Vec<Tree> {
+    /// Grows trees `range` on X (`rows`), searching splits on `search`, in parallel on
+    /// the current thread pool.
+    fn grow_range<T: Feature, S: Feature>(
+        &self,
+        rows: &Rows<'_, T>,
+        search: SearchRows<'_, S>,
+        range: Range<usize>,
+    ) -> Vec<Tree> {
         // Split-search buffers live as long as a worker's run of trees: allocating them
         // per tree maps and faults in fresh pages every time, under a process-wide lock.
         range
             .into_par_iter()
             .map_init(SplitScratch::default, |scratch, t| {
-                self.grow(rows, t, scratch)
+                self.grow(rows, search, t, scratch)
             })
             .collect()
     }
 
     /// Grows tree `t`. Its rows and its atoms come from two separate streams derived
     /// from (seed, t), so neither depends on thread scheduling or on the other.
-    fn grow<T: Feature>(&self, rows: &Rows<'_, T>, t: usize, scratch: &mut SplitScratch) -> Tree {
+    fn grow<T: Feature, S: Feature>(
+        &self,
+        rows: &Rows<'_, T>,
+        search: SearchRows<'_, S>,
+        t: usize,
+        scratch: &mut SplitScratch,
+    ) -> Tree {
         let seed = self.params.random_state;
         let mut row_rng = Rng::new(seed, 2 * t as u64);
         let mut atom_rng = Rng::new(seed, 2 * t as u64 + 1);
@@ -424,7 +452,7 @@ impl TrainingJob<'_> {
 
         let mut sampler = self.params.atoms.sampler(rows.n_features);
         let mut tree = grow_tree(
-            rows,
+            search,
             &structure,
             &self.settings,
             sampler.as_mut(),

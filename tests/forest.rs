@@ -220,6 +220,48 @@ fn byte_valued_input_trains_as_its_shifted_float_copy_does() {
 }
 
 #[test]
+fn patch_forests_searched_through_running_sums_grow_as_on_x_itself() {
+    // Whole-valued X with long patch runs is searched, once the first trees prove deep,
+    // through its rows' running sums (in bytes while they stay in 0..=255, else in
+    // floats). X + 0.5 is not whole and is searched directly; every projection moves by
+    // half the atom's size, so the splits and the probabilities on equally shifted
+    // rows must not change.
+    let (x, mut y) = runs_on_a_cycle(600, 5);
+    let mut rng = Rng::new(6, 0);
+    y.iter_mut()
+        .for_each(|label| *label ^= u32::from(rng.below(4) == 0));
+    for scale in [1.0, 100.0] {
+        let x = x.mapv(|v| v * scale);
+        let x_shifted = x.mapv(|v| v + 0.5);
+        let mut saved = Vec::new();
+        for n_threads in [1, 3] {
+            let params = ForestParams {
+                n_estimators: 12,
+                atoms: AtomKind::Patches(
+                    Patches::new(vec![60], vec![3], vec![12]).with_wrap(vec![true]),
+                ),
+                max_features: MaxFeatures::Fraction(0.5),
+                n_threads,
+                random_state: 3,
+                ..ForestParams::default()
+            };
+            let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+            let stats = forest.tree_stats();
+            let depth = stats.iter().map(|s| s.mean_leaf_depth).sum::<f64>() / stats.len() as f64;
+            assert!(depth > 8.0, "mean leaf depth {depth}");
+            let shifted = Forest::fit(&params, x_shifted.view(), &y, 2, None).unwrap();
+            assert_eq!(
+                forest.predict_proba(x.view(), 1).unwrap(),
+                shifted.predict_proba(x_shifted.view(), 1).unwrap(),
+                "scale {scale}, {n_threads} threads"
+            );
+            saved.push(forest.to_bytes());
+        }
+        assert_eq!(saved[0], saved[1], "1 and 3 threads grow the same forest");
+    }
+}
+
+#[test]
 fn importances_point_at_the_informative_feature() {
     let (x, y) = one_informative_feature(400, 5);
     for params in all_kinds().into_iter().take(2) {

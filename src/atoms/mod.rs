@@ -98,6 +98,42 @@ impl AtomSet {
         self.len() == 0
     }
 
+    /// Rewrites every atom, all of whose weights must be +1, as an atom over the rows'
+    /// running sums ([`Rows::running_sums`]): a run of neighbouring features `s..=e`
+    /// becomes `+1` at `e` and `-1` at `s - 1`, two terms however long the run.
+    ///
+    /// On whole-valued X within [`Rows::whole_range`] both atoms project to the same
+    /// value bit for bit: each partial sum of the rewritten atom is a sum of distinct
+    /// features with weights ±1, so every addition is exact.
+    ///
+    /// [`Rows::running_sums`]: crate::data::Rows::running_sums
+    /// [`Rows::whole_range`]: crate::data::Rows::whole_range
+    pub fn to_running_sums(&self, out: &mut AtomSet) {
+        out.clear();
+        for i in 0..self.len() {
+            let atom = self.get(i);
+            debug_assert!(atom.weights.iter().all(|&weight| weight == 1.0));
+            let mut rest = atom.indices;
+            while let Some(&start) = rest.first() {
+                // Indices are ascending and distinct, so a run of neighbours is the
+                // prefix whose last index is `start + (length - 1)`.
+                let length = rest
+                    .iter()
+                    .enumerate()
+                    .take_while(|&(k, &index)| index == start + k as u32)
+                    .count();
+                if start > 0 {
+                    out.indices.push(start - 1);
+                    out.weights.push(-1.0);
+                }
+                out.indices.push(start + length as u32 - 1);
+                out.weights.push(1.0);
+                rest = &rest[length..];
+            }
+            out.offsets.push(out.indices.len());
+        }
+    }
+
     /// Atom `i`.
     pub fn get(&self, i: usize) -> Atom<'_> {
         let range = self.offsets[i]..self.offsets[i + 1];
@@ -187,6 +223,49 @@ mod tests {
             let exact: f64 = dense.iter().zip(&row).map(|(a, x)| a * *x as f64).sum();
             let sparse = set.get(0).project(&row) as f64;
             prop_assert!((sparse - exact).abs() <= 1e-4 * (1.0 + exact.abs()));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn atoms_over_running_sums_project_as_the_atoms_do_bit_for_bit(
+            n_features in 1usize..60,
+            rows in prop::collection::vec(prop::collection::vec(-3i32..300, 60), 1..6),
+            atoms in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..20), 1..8),
+        ) {
+            let x: Vec<f32> = rows.iter().flat_map(|row| row[..n_features].iter().map(|&v| v as f32)).collect();
+            let x = ndarray::Array2::from_shape_vec((rows.len(), n_features), x).unwrap();
+            let rows = crate::data::Rows::from_view(x.view()).unwrap();
+            prop_assert!(rows.whole_range().is_some());
+            // Bytes where every running sum fits in one; compared as floats either way.
+            let sums: Vec<f32> = match rows.running_sums() {
+                crate::data::RunningSums::Bytes(sums) => (0..sums.n_samples).flat_map(|i| sums.row(i).iter().map(|&v| v as f32).collect::<Vec<_>>()).collect(),
+                crate::data::RunningSums::Floats(sums) => (0..sums.n_samples).flat_map(|i| sums.row(i).to_vec()).collect(),
+            };
+            let sums = ndarray::Array2::from_shape_vec((rows.n_samples, n_features), sums).unwrap();
+            let sums = crate::data::Rows::from_view(sums.view()).unwrap();
+            let mut set = AtomSet::default();
+            set.clear();
+            for picks in &atoms {
+                let mut indices: Vec<u32> = picks.iter().map(|i| i.index(n_features) as u32).collect();
+                indices.sort_unstable();
+                indices.dedup();
+                set.push_unit(&mut indices);
+            }
+            let mut rewritten = AtomSet::default();
+            set.to_running_sums(&mut rewritten);
+            prop_assert_eq!(rewritten.len(), set.len());
+            for a in 0..set.len() {
+                let (atom, over_sums) = (set.get(a), rewritten.get(a));
+                let runs = 1 + atom.indices.windows(2).filter(|w| w[1] != w[0] + 1).count();
+                let from_zero = usize::from(atom.indices[0] == 0);
+                prop_assert_eq!(over_sums.indices.len(), 2 * runs - from_zero);
+                prop_assert!(over_sums.has_unit_weights());
+                for i in 0..rows.n_samples {
+                    let direct = atom.project(rows.row(i));
+                    prop_assert_eq!(over_sums.project(sums.row(i)).to_bits(), direct.to_bits());
+                }
+            }
         }
     }
 

@@ -52,6 +52,17 @@ impl Patches {
         self
     }
 
+    /// Mean length of the runs of neighbouring features an atom covers: patches are
+    /// stored row-major, so each run is one line of the patch along the last axis.
+    pub fn mean_run_length(&self) -> f64 {
+        let last = self.image_shape.len() - 1;
+        if self.contiguous[last] {
+            (self.patch_min[last] + self.patch_max[last]) as f64 / 2.0
+        } else {
+            1.0
+        }
+    }
+
     pub(crate) fn validate(&self, n_features: usize) -> Result<()> {
         let n_axes = self.image_shape.len();
         if n_axes == 0 || self.image_shape.contains(&0) {

@@ -15,6 +15,33 @@ pub(crate) struct GrowSettings {
     pub n_classes: usize,
 }
 
+/// The rows split search reads: X itself (or an exact copy of it), or per row the
+/// running sums of X ([`Rows::running_sums`]), read through atoms rewritten by
+/// [`AtomSet::to_running_sums`]. Either gives the same projections and so the same tree.
+#[derive(Clone, Copy)]
+pub(crate) struct SearchRows<'a, T: Clone> {
+    pub rows: &'a Rows<'a, T>,
+    pub running_sums: bool,
+}
+
+impl<'a, T: Clone> SearchRows<'a, T> {
+    /// X itself, or an exact copy.
+    pub fn direct(rows: &'a Rows<'a, T>) -> Self {
+        SearchRows {
+            rows,
+            running_sums: false,
+        }
+    }
+
+    /// The running sums of X's rows.
+    pub fn running_sums(rows: &'a Rows<'a, T>) -> Self {
+        SearchRows {
+            rows,
+            running_sums: true,
+        }
+    }
+}
+
 /// A node waiting to be grown: its samples are `samples[start..end]`.
 struct Pending {
     start: usize,
@@ -29,7 +56,7 @@ struct Pending {
 /// leaves with the class distributions of the samples that reach them. `scratch` only
 /// lends buffers: its contents never change the tree.
 pub(crate) fn grow_tree<T: Feature>(
-    rows: &Rows<'_, T>,
+    search: SearchRows<'_, T>,
     local: &LocalSamples,
     settings: &GrowSettings,
     sampler: &mut dyn AtomSampler,
@@ -48,7 +75,9 @@ pub(crate) fn grow_tree<T: Feature>(
     let mut samples: Vec<u32> = (0..local.row_of.len() as u32).collect();
     let root_weight: f64 = local.weight_of.iter().sum();
     let mut counts = vec![0.0f64; n_classes];
+    let rows = search.rows;
     let mut atoms = AtomSet::default();
+    let mut search_atoms = AtomSet::default();
     let mut stack = vec![Pending {
         start: 0,
         end: samples.len(),
@@ -85,12 +114,19 @@ pub(crate) fn grow_tree<T: Feature>(
 
         let split = if may_split {
             sampler.sample_node(rng, settings.n_atoms, &mut atoms);
+            if search.running_sums {
+                atoms.to_running_sums(&mut search_atoms);
+            }
             best_split(
                 rows,
                 local,
                 node_samples,
                 &counts,
-                &atoms,
+                if search.running_sums {
+                    &search_atoms
+                } else {
+                    &atoms
+                },
                 settings.rule,
                 scratch,
             )
@@ -112,10 +148,15 @@ pub(crate) fn grow_tree<T: Feature>(
             }
             Some(candidate) => {
                 let atom = atoms.get(candidate.atom);
+                let search_atom = if search.running_sums {
+                    search_atoms.get(candidate.atom)
+                } else {
+                    atom
+                };
                 let mut left_end = 0;
                 for i in 0..n {
                     let row = rows.row(local.row_of[node_samples[i] as usize] as usize);
-                    if atom.project(row) <= candidate.threshold {
+                    if search_atom.project(row) <= candidate.threshold {
                         node_samples.swap(i, left_end);
                         left_end += 1;
                     }

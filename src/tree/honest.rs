@@ -71,7 +71,7 @@ mod tests {
     use crate::atoms::AtomKind;
     use crate::rng::Rng;
     use crate::split::{Criterion, SplitRule, SplitScratch};
-    use crate::tree::{grow_tree, GrowSettings};
+    use crate::tree::{grow_tree, GrowSettings, SearchRows};
 
     fn settings() -> GrowSettings {
         GrowSettings {
@@ -107,7 +107,7 @@ mod tests {
         };
         let mut sampler = AtomKind::AxisAligned.sampler(2);
         let mut tree = grow_tree(
-            &rows,
+            SearchRows::direct(&rows),
             &structure,
             &settings(),
             sampler.as_mut(),

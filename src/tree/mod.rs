@@ -3,7 +3,7 @@
 mod grow;
 mod honest;
 
-pub(crate) use grow::{grow_tree, GrowSettings};
+pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
 
 use serde::{Deserialize, Serialize};
