@@ -107,6 +107,8 @@ pub struct SplitScratch {
 struct ValueTable {
     /// Per node sample, the offset of its value above the lowest.
     offsets: Vec<u32>,
+    /// Per value, how many samples take it; when sorting by counting, where its keys
+    /// start.
     counts: Vec<u32>,
     class_weights: Vec<f64>,
 }
@@ -114,6 +116,10 @@ struct ValueTable {
 /// Counting by value beats sorting while the table of (value, class) weights stays
 /// below this many entries per node sample.
 const COUNTING_ENTRIES_PER_SAMPLE: usize = 4;
+
+/// Whole projections whose range spans at most this many values per node sample are
+/// put in order by counting sort rather than by radix or comparison sort.
+const SORT_BY_COUNTING_SPAN_PER_SAMPLE: usize = 8;
 
 /// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
 const MAX_COUNTED_SPAN: usize = 1 << 23;
@@ -198,15 +204,20 @@ pub fn best_split<T: Feature>(
         if low == high {
             continue; // constant along this atom
         }
-        if atoms.get(atom).has_unit_weights() {
-            let span = (high - low) as usize + 1;
-            if span <= MAX_COUNTED_SPAN && table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
-                let (table, left) = (&mut scratch.by_value, &mut scratch.left);
-                node.scan_counted(values, low, span, atom, table, left, &mut best);
+        let keys = &mut scratch.keys;
+        let span = (high - low) as usize + 1;
+        if atoms.get(atom).has_unit_weights() && span <= MAX_COUNTED_SPAN {
+            let table = &mut scratch.by_value;
+            if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+                node.scan_counted(values, low, span, atom, table, &mut scratch.left, &mut best);
+                continue;
+            }
+            if span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
+                sort_whole_values(values, low, span, table, keys);
+                node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
                 continue;
             }
         }
-        let keys = &mut scratch.keys;
         keys.clear();
         keys.extend(
             values
@@ -321,16 +332,8 @@ impl NodeScan<'_> {
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
         let n_classes = self.counts.len();
-        // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
-        // conversion that, unlike `as u32`, needs no range checks and so vectorises.
-        const SHIFT: f32 = MAX_COUNTED_SPAN as f32;
         let offsets = &mut table.offsets;
-        offsets.clear();
-        offsets.extend(
-            values
-                .iter()
-                .map(|&value| ((value - low) + SHIFT).to_bits() - SHIFT.to_bits()),
-        );
+        whole_offsets(values, low, offsets);
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when its weight (always positive) is.
         let count_samples = self.min_leaf > 1;
@@ -400,6 +403,50 @@ impl NodeScan<'_> {
             }
             previous = Some(offset);
         }
+    }
+}
+
+/// Writes, per whole value in `values` (all in `low..low + MAX_COUNTED_SPAN`), its
+/// offset above `low`.
+fn whole_offsets(values: &[f32], low: f32, offsets: &mut Vec<u32>) {
+    // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
+    // conversion that, unlike `as u32`, needs no range checks and so vectorises.
+    const SHIFT: f32 = MAX_COUNTED_SPAN as f32;
+    offsets.clear();
+    offsets.extend(
+        values
+            .iter()
+            .map(|&value| ((value - low) + SHIFT).to_bits() - SHIFT.to_bits()),
+    );
+}
+
+/// Writes the [`position_key`]s of whole `values` (in node order, all in
+/// `low..low + span`) into `keys` in ascending order of value, by counting sort: one
+/// pass to count each value, one to place each key, whatever the number of samples.
+fn sort_whole_values(
+    values: &[f32],
+    low: f32,
+    span: usize,
+    table: &mut ValueTable,
+    keys: &mut Vec<u64>,
+) {
+    whole_offsets(values, low, &mut table.offsets);
+    // `starts[v]` becomes the first slot of value `v` in `keys`.
+    let starts = &mut table.counts;
+    starts.clear();
+    starts.resize(span + 1, 0);
+    for &offset in &table.offsets {
+        starts[offset as usize + 1] += 1;
+    }
+    for v in 1..=span {
+        starts[v] += starts[v - 1];
+    }
+    keys.clear();
+    keys.resize(values.len(), 0);
+    for (position, (&offset, &value)) in table.offsets.iter().zip(values).enumerate() {
+        let slot = &mut starts[offset as usize];
+        keys[*slot as usize] = position_key(value, position as u32);
+        *slot += 1;
     }
 }
 
@@ -491,13 +538,19 @@ mod tests {
             min_samples_leaf in 1usize..4,
             entropy in any::<bool>(),
             halves in any::<bool>(),
+            far_apart in any::<bool>(),
             count_whole in any::<bool>(),
             seed in any::<u64>(),
         ) {
             let mut rng = crate::rng::Rng::new(seed, 0);
-            // Few distinct values, so that ties between samples are common; whole numbers
-            // (counted or sorted) or halves (always sorted).
-            let scale = if halves { 0.5 } else { 1.0 };
+            // Few distinct values, so that ties between samples are common: whole numbers
+            // close together (counted, or sorted by counting), far apart (sorted by
+            // comparison), or halves (always sorted by comparison).
+            let scale = match (halves, far_apart) {
+                (true, _) => 0.5,
+                (false, false) => 1.0,
+                (false, true) => 1000.0,
+            };
             let n_local = n + not_in_node;
             let x = Array2::from_shape_fn((n_local, n_features), |_| (rng.below(5) as f32 - 2.0) * scale);
             // Local samples stand for shuffled rows, and the node holds some of them in
