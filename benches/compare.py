@@ -131,15 +131,6 @@ def _threads_to_scale(max_threads: int) -> list[int]:
     return sorted({t for t in (1, 2, max_threads) if t <= max_threads})
 
 
-def _best_of(repeats: int, fn) -> float:
-    times = []
-    for _ in range(repeats):
-        with Timer() as t:
-            fn()
-        times.append(t.s)
-    return min(times)
-
-
 def _warm_up(models: list[Model], threads: int) -> None:
     """One tiny fit each: thread pools and lazy imports are not billed to run one."""
     rng = np.random.default_rng(0)
@@ -190,22 +181,39 @@ def run_one(
     return row, est
 
 
-def predict_scaling(model: Model, est, X_batch, args) -> list[dict]:
-    rows = []
+# Rounds of predict calls per model and thread count; each model's best is kept.
+SCALING_ROUNDS = 5
+
+
+def predict_scaling(fitted: list[tuple[Model, object]], X_batch, args) -> list[dict]:
+    """Best-of time of predict_proba and predict on one batch, per model and thread
+    count. The models take turns call by call, so that a slow spell of the machine
+    falls on all of them rather than on whichever happened to run then."""
+    best: dict[tuple[str, int], dict] = {}
     for t in _threads_to_scale(args.threads):
-        est.set_params(n_jobs=t)
-        rows.append(
-            {
+        for model, est in fitted:
+            est.set_params(n_jobs=t)
+            best[model.label, t] = {
                 "library": model.library,
                 "forest": model.forest,
                 "threads": t,
                 "batch_rows": len(X_batch),
-                "predict_proba_s": _best_of(3, lambda: est.predict_proba(X_batch)),
-                "predict_s": _best_of(3, lambda: est.predict(X_batch)),
+                "predict_proba_s": math.inf,
+                "predict_s": math.inf,
             }
-        )
-    est.set_params(n_jobs=args.threads)
-    return rows
+        for _ in range(SCALING_ROUNDS):
+            for model, est in fitted:
+                row = best[model.label, t]
+                for column, fn in (
+                    ("predict_proba_s", est.predict_proba),
+                    ("predict_s", est.predict),
+                ):
+                    with Timer() as timer:
+                        fn(X_batch)
+                    row[column] = min(row[column], timer.s)
+    for _, est in fitted:
+        est.set_params(n_jobs=args.threads)
+    return list(best.values())
 
 
 def importance_maps(models: list[Model], args) -> dict[str, np.ndarray]:
@@ -362,6 +370,7 @@ def main(argv=None) -> int:
         for seed in range(exp.seeds):
             for n in exp.sizes:
                 X, y = exp.train(n, seed)
+                timed_for_scaling = []
                 for model in models:
                     bar.set_postfix_str(f"{exp.name} n={n} seed={seed} {model.label}")
                     try:
@@ -372,7 +381,7 @@ def main(argv=None) -> int:
                             and n == preset.scaling_n
                             and seed == 0
                         ):
-                            scaling += predict_scaling(model, est, X_test, args)
+                            timed_for_scaling.append((model, est))
                         del est
                     # One broken model must not lose the other models' runs.
                     except Exception as exc:
@@ -383,6 +392,10 @@ def main(argv=None) -> int:
                             )
                             failures[key] = f"first at {exp.name} n={n} seed={seed}"
                     bar.update()
+                if timed_for_scaling:
+                    bar.set_postfix_str(f"predict on {len(X_test):,} rows")
+                    scaling += predict_scaling(timed_for_scaling, X_test, args)
+                    timed_for_scaling.clear()  # treeple's models take GBs
         _write_csv(args.out / "runs.csv", rows)
     bar.close()
 

@@ -1,11 +1,12 @@
-//! Criterion benchmarks of the kernels: projecting a node on its atoms, split search at
-//! several node sizes (sorted and counted), and batch scoring. `cargo bench --bench kernels`.
+//! Criterion benchmarks of the kernels: projecting a node on its atoms (directly and
+//! through running sums), split search at several node sizes (sorted and counted), and
+//! batch scoring. `cargo bench --bench kernels`.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use morf_rs::atoms::{AtomKind, AtomSet, Patches};
-use morf_rs::data::Rows;
+use morf_rs::data::{Rows, RunningSums};
 use morf_rs::rng::Rng;
 use morf_rs::split::{
     best_split, Criterion as Impurity, LocalSamples, NodeProjector, SplitRule, SplitScratch,
@@ -55,10 +56,21 @@ fn projection(c: &mut Criterion) {
     AtomKind::Patches(Patches::new(vec![100], vec![3], vec![12]).with_wrap(vec![true]))
         .sampler(100)
         .sample_node(&mut Rng::new(1, 1), 50, &mut cycle_atoms);
+    // The same cycle patches read through the rows' running sums, two cells per run.
+    let RunningSums::Floats(cycle_sums) = cycle_rows.running_sums() else {
+        unreachable!("running sums of up to 1000 need floats")
+    };
+    let mut cycle_sum_atoms = AtomSet::default();
+    cycle_atoms.to_running_sums(&mut cycle_sum_atoms);
     let mut group = c.benchmark_group("node_projection");
     for (name, rows, atoms) in [
         ("28 image patches x 10000 rows", &rows, node_atoms(28)),
         ("50 cycle patches x 10000 rows", &cycle_rows, cycle_atoms),
+        (
+            "50 cycle patches via running sums x 10000 rows",
+            &cycle_sums,
+            cycle_sum_atoms,
+        ),
     ] {
         let mut projector = NodeProjector::default();
         let mut out = Vec::new();

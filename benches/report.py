@@ -435,7 +435,8 @@ def _scaling_table(scaling: list[dict], scaling_n: int) -> list[str]:
     lines = [
         f"## Predict on a {scaling[0]['batch_rows']:,}-row batch",
         "",
-        f"Fashion-MNIST models fitted on n = {scaling_n:,}; best of 3 calls.",
+        f"Fashion-MNIST models fitted on n = {scaling_n:,}; best of 5 calls, the "
+        "models taking turns.",
         "",
         "| model | threads | predict_proba s | predict s |",
         "|---|---|---|---|",
