@@ -135,27 +135,42 @@ impl Tree {
         id as usize
     }
 
-    /// Leaf ids of the rows `first..first + leaves.len()` of `rows`. The rows descend
-    /// together, a level at a time, so that the memory accesses and mispredicted
-    /// branches of one row overlap with those of the others.
+    /// Leaf ids of the rows `first..first + leaves.len()` of `rows`. Several rows
+    /// descend together, a level at a time, so that the memory accesses and
+    /// mispredicted branches of one row overlap with those of the others; a lane whose
+    /// row reaches its leaf takes the next row at once rather than wait for the
+    /// deepest of the others.
     pub fn leaves_of_rows<T: Feature>(&self, rows: &Rows<'_, T>, first: usize, leaves: &mut [u32]) {
-        for (block_index, block) in leaves.chunks_mut(WALK_LANES).enumerate() {
-            let base = first + block_index * WALK_LANES;
-            let mut lane_rows: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
-            for (lane, row) in lane_rows.iter_mut().take(block.len()).enumerate() {
-                *row = rows.row(base + lane);
-            }
-            block.fill(0);
-            loop {
-                let mut descended = false;
-                for (id, row) in block.iter_mut().zip(lane_rows) {
-                    if let Some(child) = self.descend(*id, row) {
-                        *id = child;
-                        descended = true;
-                    }
+        let n_rows = leaves.len();
+        let mut lane_row = [0usize; WALK_LANES];
+        let mut lane_rows: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
+        let mut lane_node = [0u32; WALK_LANES];
+        let n_lanes = WALK_LANES.min(n_rows);
+        for lane in 0..n_lanes {
+            lane_row[lane] = lane;
+            lane_rows[lane] = rows.row(first + lane);
+        }
+        let mut next_row = n_lanes;
+        let mut busy = n_lanes;
+        while busy > 0 {
+            for lane in 0..n_lanes {
+                if lane_row[lane] == usize::MAX {
+                    continue; // no rows left for this lane
                 }
-                if !descended {
-                    break;
+                match self.descend(lane_node[lane], lane_rows[lane]) {
+                    Some(child) => lane_node[lane] = child,
+                    None => {
+                        leaves[lane_row[lane]] = lane_node[lane];
+                        lane_node[lane] = 0;
+                        if next_row < n_rows {
+                            lane_row[lane] = next_row;
+                            lane_rows[lane] = rows.row(first + next_row);
+                            next_row += 1;
+                        } else {
+                            lane_row[lane] = usize::MAX;
+                            busy -= 1;
+                        }
+                    }
                 }
             }
         }
