@@ -77,7 +77,7 @@ fn projection(c: &mut Criterion) {
         group.throughput(Throughput::Elements((rows.n_samples * atoms.len()) as u64));
         group.bench_function(name, |b| {
             b.iter(|| {
-                projector.project(rows, &row_of, &row_of, &atoms, &mut out, |v, _| v);
+                projector.project(rows, &row_of, &row_of, &atoms, &mut out);
                 black_box(out.len())
             })
         });

@@ -70,40 +70,38 @@ pub struct NodeProjector {
 }
 
 impl NodeProjector {
-    /// Writes `encode(a · x, i)` for every atom `a` and node sample `i` (a position in
-    /// `samples`) at `out[a * samples.len() + i]`, where `x` is the sample's row.
-    pub fn project<T: Feature, O: Copy + Default>(
+    /// Writes `a · x` for every atom `a` and node sample `i` (a position in `samples`)
+    /// at `out[a * samples.len() + i]`, where `x` is the sample's row.
+    pub fn project<T: Feature>(
         &mut self,
         rows: &Rows<'_, T>,
         row_of: &[u32],
         samples: &[u32],
         atoms: &AtomSet,
-        out: &mut Vec<O>,
-        encode: impl Fn(f32, u32) -> O,
+        out: &mut Vec<f32>,
     ) {
         out.clear();
-        out.resize(samples.len() * atoms.len(), O::default());
+        out.resize(samples.len() * atoms.len(), 0.0);
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
         self.collect_features(rows.n_features, atoms, cells_per_line);
         let n_terms: usize = (0..atoms.len()).map(|a| atoms.get(a).indices.len()).sum();
         if n_terms >= TERMS_PER_FEATURE_FOR_COLUMNS * self.features.len() {
-            self.project_columns(rows, row_of, samples, atoms, out, &encode);
+            self.project_columns(rows, row_of, samples, atoms, out);
         } else {
-            self.project_rows(rows, row_of, samples, atoms, out, &encode);
+            self.project_rows(rows, row_of, samples, atoms, out);
         }
     }
 
     /// A few samples at a time, each atom reads their rows term by term: the samples'
     /// sums are independent additions in flight together, and the loop over an atom's
     /// terms (of varying length, so a mispredicted exit) runs once per group.
-    fn project_rows<T: Feature, O>(
+    fn project_rows<T: Feature>(
         &self,
         rows: &Rows<'_, T>,
         row_of: &[u32],
         samples: &[u32],
         atoms: &AtomSet,
-        out: &mut [O],
-        encode: &impl Fn(f32, u32) -> O,
+        out: &mut [f32],
     ) {
         let n = samples.len();
         let mut group_rows: [&[T]; ROW_GROUP] = [&[]; ROW_GROUP];
@@ -121,8 +119,7 @@ impl NodeProjector {
             if group.len() < ROW_GROUP {
                 for (s, &row) in group_rows[..group.len()].iter().enumerate() {
                     for a in 0..atoms.len() {
-                        out[a * n + group_start + s] =
-                            encode(atoms.get(a).project(row), (group_start + s) as u32);
+                        out[a * n + group_start + s] = atoms.get(a).project(row);
                     }
                 }
                 continue;
@@ -135,24 +132,20 @@ impl NodeProjector {
                         *sum += weight * row[index as usize].to_f32();
                     }
                 }
-                let out = &mut out[a * n + group_start..][..ROW_GROUP];
-                for (s, (slot, &sum)) in out.iter_mut().zip(&sums).enumerate() {
-                    *slot = encode(sum, (group_start + s) as u32);
-                }
+                out[a * n + group_start..][..ROW_GROUP].copy_from_slice(&sums);
             }
         }
     }
 
     /// Chunk after chunk of samples, the features read are copied into a column block,
     /// then each atom sums its columns across the chunk.
-    fn project_columns<T: Feature, O>(
+    fn project_columns<T: Feature>(
         &mut self,
         rows: &Rows<'_, T>,
         row_of: &[u32],
         samples: &[u32],
         atoms: &AtomSet,
-        out: &mut [O],
-        encode: &impl Fn(f32, u32) -> O,
+        out: &mut [f32],
     ) {
         self.assign_columns(atoms);
         let n = samples.len();
@@ -191,10 +184,7 @@ impl NodeProjector {
                     }
                     sums[lanes..lanes + LANE_GROUP].copy_from_slice(&lane_sums);
                 }
-                let out = &mut out[a * n + chunk_start..][..m];
-                for (s, (slot, &sum)) in out.iter_mut().zip(sums.iter()).enumerate() {
-                    *slot = encode(sum, (chunk_start + s) as u32);
-                }
+                out[a * n + chunk_start..][..m].copy_from_slice(&sums[..m]);
             }
         }
     }
@@ -301,13 +291,11 @@ mod tests {
                 atoms.push_pairs(&mut pairs);
             }
             let mut out = Vec::new();
-            NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out, |v, i| (v, i));
+            NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
             for a in 0..atoms.len() {
                 for (i, &sample) in samples.iter().enumerate() {
                     let expected = atoms.get(a).project(rows.row(row_of[sample as usize] as usize));
-                    let (value, position) = out[a * n + i];
-                    prop_assert_eq!(value.to_bits(), expected.to_bits());
-                    prop_assert_eq!(position as usize, i);
+                    prop_assert_eq!(out[a * n + i].to_bits(), expected.to_bits());
                 }
             }
         }

@@ -92,9 +92,9 @@ pub struct SplitScratch {
     /// Class and weight of each node sample, in node order.
     classes: Vec<u32>,
     weights: Vec<f64>,
-    /// Projections, atom after atom, as values (whole-valued X) or as sort keys
-    /// ([`position_key`]); `keys` also holds one atom's keys at a time.
+    /// Projections, atom after atom.
     values: Vec<f32>,
+    /// One atom's sort keys ([`position_key`]).
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
     left: Vec<f64>,
@@ -172,47 +172,34 @@ pub fn best_split<T: Feature>(
     };
     let mut best = None;
 
-    if rule.whole_range.is_none() {
-        let keys = &mut scratch.keys;
-        scratch
-            .projector
-            .project(rows, &local.row_of, samples, atoms, keys, position_key);
-        for atom in 0..atoms.len() {
-            let keys = &mut keys[atom * n..(atom + 1) * n];
-            sort_by_value(keys, &mut scratch.sort_buffer);
-            node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
-        }
-        return best.map(|(_, candidate)| candidate);
-    }
-
-    // Whole values: kept as f32 (half the memory of all atoms' keys), counted where an
-    // atom takes few enough values for the node's size, else keyed one atom at a time.
+    // Projections are kept as f32 (half the memory of every atom's sort keys) and keyed
+    // one atom at a time where they need sorting. Whole values (unit-weight atoms on
+    // whole-valued X) are counted where an atom takes few enough values for the node's
+    // size, or put in order by counting sort where they span few values per sample.
     let table_entries = |span: usize| span * (node_counts.len() + 1) * TABLE_COPIES;
     let values = &mut scratch.values;
     scratch
         .projector
-        .project(rows, &local.row_of, samples, atoms, values, |value, _| {
-            value
-        });
+        .project(rows, &local.row_of, samples, atoms, values);
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
-        let (low, high) = values
-            .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
-        if low == high {
-            continue; // constant along this atom
-        }
         let keys = &mut scratch.keys;
-        let span = (high - low) as usize + 1;
-        if atoms.get(atom).has_unit_weights() && span <= MAX_COUNTED_SPAN {
+        if rule.whole_range.is_some() && atoms.get(atom).has_unit_weights() {
+            let (low, high) = values
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                });
+            if low == high {
+                continue; // constant along this atom
+            }
+            let span = (high - low) as usize + 1;
             let table = &mut scratch.by_value;
-            if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+            if span <= MAX_COUNTED_SPAN && table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
                 node.scan_counted(values, low, span, atom, table, &mut scratch.left, &mut best);
                 continue;
             }
-            if span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
+            if span <= MAX_COUNTED_SPAN && span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
                 sort_whole_values(values, low, span, table, keys);
                 node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
                 continue;
