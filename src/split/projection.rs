@@ -82,6 +82,13 @@ impl NodeProjector {
     ) {
         out.clear();
         out.resize(samples.len() * atoms.len(), 0.0);
+        if samples.len() < 2 * ROW_GROUP {
+            // Too few rows to prefetch ahead or to gain from a column block: skip
+            // listing the features, which would cost more than the projections.
+            self.line_features.clear();
+            self.project_rows(rows, row_of, samples, atoms, out);
+            return;
+        }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
         self.collect_features(rows.n_features, atoms, cells_per_line);
         let n_terms: usize = (0..atoms.len()).map(|a| atoms.get(a).indices.len()).sum();
