@@ -465,6 +465,17 @@ standard error.
 """
 
 
+def _retiming(meta: dict) -> list[str]:
+    if "fit_rounds" not in meta:  # results made before fits were timed again
+        return []
+    return [
+        f"Where every fit of a round (one n and seed) took at most "
+        f"{meta['retime_under_s']:g} s, the round was fitted {meta['fit_rounds']} "
+        "times over, the models taking turns, and each fit time is the model's best.",
+        "",
+    ]
+
+
 def _summary(runs: Runs, scaling: list[dict], meta: dict, figures: list[str]) -> str:
     v = meta["versions"]
     cfg = meta["config"]
@@ -481,6 +492,7 @@ def _summary(runs: Runs, scaling: list[dict], meta: dict, figures: list[str]) ->
         f"treeple {v['treeple']}, numpy {v['numpy']}, Python {v['python']}.",
         "",
         METHOD,
+        *_retiming(meta),
         *(f"- {note}" for note in meta["notes"]),
         "",
         "## Targets (issue 4)",
