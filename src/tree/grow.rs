@@ -198,6 +198,7 @@ pub(crate) fn grow_tree<T: Feature>(
             }
         }
     }
+    tree.shrink_to_fit();
     tree
 }
 

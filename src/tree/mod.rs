@@ -81,6 +81,16 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// Gives back the spare capacity that growing left in the buffers: a forest holds
+    /// hundreds of trees, each grown by pushing node after node.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.impurity_decreases.shrink_to_fit();
+        self.atom_indices.shrink_to_fit();
+        self.atom_weights.shrink_to_fit();
+        self.leaf_values.shrink_to_fit();
+    }
+
     /// The nodes, root first.
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
