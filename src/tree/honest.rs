@@ -114,6 +114,9 @@ mod tests {
             &mut Rng::new(1, 1),
             &mut SplitScratch::default(),
         );
+        // A grown tree keeps no spare capacity (a forest holds many).
+        assert_eq!(tree.nodes.capacity(), tree.nodes.len());
+        assert_eq!(tree.leaf_values.capacity(), tree.leaf_values.len());
         let structure_posteriors: Vec<Option<Vec<f32>>> = (0..tree.nodes().len())
             .map(|id| tree.posterior(id).map(<[f32]>::to_vec))
             .collect();
