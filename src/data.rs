@@ -136,6 +136,8 @@ impl<'a, T: Feature> Rows<'a, T> {
     ///
     /// [`AtomSet::to_running_sums`]: crate::atoms::AtomSet::to_running_sums
     pub fn running_sums(&self) -> RunningSums {
+        // A first pass finds the sums' range, so that bytes are written directly rather
+        // than through an f32 copy four times their size.
         let (mut low, mut high) = (0.0f32, 0.0f32);
         for i in 0..self.n_samples {
             let mut sum = 0.0f32;

@@ -114,19 +114,19 @@ pub(crate) fn grow_tree<T: Feature>(
 
         let split = if may_split {
             sampler.sample_node(rng, settings.n_atoms, &mut atoms);
-            if search.running_sums {
+            // The atoms as split search reads them; the tree stores `atoms` themselves.
+            let split_atoms = if search.running_sums {
                 atoms.to_running_sums(&mut search_atoms);
-            }
+                &search_atoms
+            } else {
+                &atoms
+            };
             best_split(
                 rows,
                 local,
                 node_samples,
                 &counts,
-                if search.running_sums {
-                    &search_atoms
-                } else {
-                    &atoms
-                },
+                split_atoms,
                 settings.rule,
                 scratch,
             )
@@ -134,6 +134,7 @@ pub(crate) fn grow_tree<T: Feature>(
                 // scikit-learn's test, with its tolerance for rounding.
                 candidate.impurity_decrease / root_weight + 1e-7 >= settings.min_impurity_decrease
             })
+            .map(|candidate| (candidate, split_atoms.get(candidate.atom)))
         } else {
             None
         };
@@ -146,13 +147,8 @@ pub(crate) fn grow_tree<T: Feature>(
                 tree.impurity_decreases.push(0.0);
                 push_distribution(&mut tree.leaf_values, &counts);
             }
-            Some(candidate) => {
+            Some((candidate, search_atom)) => {
                 let atom = atoms.get(candidate.atom);
-                let search_atom = if search.running_sums {
-                    search_atoms.get(candidate.atom)
-                } else {
-                    atom
-                };
                 let mut left_end = 0;
                 for i in 0..n {
                     let row = rows.row(local.row_of[node_samples[i] as usize] as usize);
