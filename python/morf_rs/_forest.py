@@ -10,28 +10,27 @@ y as class indices, weights as float64.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
-from joblib import cpu_count
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    column_or_1d,
-)
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from morf_rs._core import Forest
-
-try:
-    from sklearn.utils.validation import validate_data
-except ImportError:  # scikit-learn < 1.6 offers the same logic as a method
-
-    def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
-        return estimator._validate_data(X, y, **kwargs)
-
+from morf_rs._validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    is_int,
+    per_axis_bools,
+    per_axis_ints,
+    resolve_fraction_or_count,
+    resolve_n_threads,
+    validate_X,
+    validate_X_y,
+)
 
 __all__ = [
     "BaseObliqueForest",
@@ -42,123 +41,6 @@ __all__ = [
 
 # Tree seeds come from random_state the way scikit-learn draws them.
 _MAX_SEED = np.iinfo(np.int32).max
-
-# float32 first: the engine compares values in float32, so anything that is not
-# already float32/float64 is converted once to the smaller type.
-_X_CHECKS = {"dtype": [np.float32, np.float64], "order": "C", "accept_sparse": False}
-_Y_CHECKS = {"ensure_2d": False, "dtype": None}
-
-_NUMERIC_HINT = (
-    "X must be numeric; encode text or categories as numbers first (e.g. with "
-    "sklearn.preprocessing.OrdinalEncoder)."
-)
-_X_HINTS = (
-    ("could not convert", _NUMERIC_HINT),
-    ("argument must be", _NUMERIC_HINT),
-    (
-        "Found array with dim",
-        "X must be 2-D with one sample per row; flatten each "
-        "sample with X.reshape(len(X), -1) and describe its layout with image_shape.",
-    ),
-    ("infinity", "Replace or drop the non-finite values before calling the forest."),
-)
-
-
-def _with_hint(error):
-    """Return ``error`` with a hint on how to fix it, when we know one."""
-    message = str(error)
-    for needle, hint in _X_HINTS:
-        if needle in message:
-            return type(error)(f"{message} {hint}")
-    return error
-
-
-def _validate_X(estimator, X, reset):
-    """Validate X for the engine; raise with a hint on how to fix bad input."""
-    try:
-        return validate_data(estimator, X, reset=reset, **_X_CHECKS)
-    except (ValueError, TypeError) as error:
-        raise _with_hint(error) from error
-
-
-def _validate_X_y(estimator, X, y):
-    try:
-        X, y = validate_data(
-            estimator, X, y, validate_separately=(_X_CHECKS, _Y_CHECKS)
-        )
-    except (ValueError, TypeError) as error:
-        raise _with_hint(error) from error
-    y = column_or_1d(y, warn=True)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"y has {y.shape[0]} labels but X has {X.shape[0]} samples; pass "
-            "exactly one label per row of X."
-        )
-    return X, y
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(
-        value, (bool, np.bool_)
-    )
-
-
-def _check_int(name, value, minimum, maximum=None):
-    if not _is_int(value):
-        raise TypeError(f"{name} must be an int, got {value!r}.")
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = "" if maximum is None else f" and <= {maximum}"
-        raise ValueError(f"{name} must be >= {minimum}{upper}, got {value!r}.")
-    return int(value)
-
-
-def _check_real(name, value, low, high=math.inf, *, low_open=False, high_open=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}.")
-    value = float(value)
-    too_low = value <= low if low_open else value < low
-    too_high = value >= high if high_open else value > high
-    if not math.isfinite(value) or too_low or too_high:
-        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-        raise ValueError(f"{name} must be in {interval}, got {value!r}.")
-    return value
-
-
-def _check_choice(name, value, choices):
-    if not isinstance(value, str) or value not in choices:
-        options = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {options}; got {value!r}.")
-    return value
-
-
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}.")
-    return bool(value)
-
-
-def _resolve_n_threads(n_jobs):
-    """scikit-learn's n_jobs: None is one thread, -1 all cores, -2 all but one."""
-    if n_jobs is None:
-        return 1
-    if not _is_int(n_jobs):
-        raise TypeError(f"n_jobs must be None or an int, got {n_jobs!r}.")
-    if n_jobs == 0:
-        raise ValueError(
-            "n_jobs=0 does not name a number of threads; use None or 1 for one "
-            "thread, -1 for all cores."
-        )
-    if n_jobs < 0:
-        return max(1, cpu_count() + 1 + int(n_jobs))
-    return int(n_jobs)
-
-
-def _resolve_fraction_or_count(name, value, n_samples, minimum, high_open):
-    """An int count, or a float fraction of n_samples (scikit-learn's meaning)."""
-    if _is_int(value):
-        return _check_int(name, value, minimum)
-    fraction = _check_real(name, value, 0.0, 1.0, low_open=True, high_open=high_open)
-    return max(minimum, math.ceil(fraction * n_samples))
 
 
 class BaseObliqueForest(ClassifierMixin, BaseEstimator):
@@ -228,9 +110,9 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
         self : object
             The fitted forest.
         """
-        X, y = _validate_X_y(self, X, y)
+        X, y = validate_X_y(self, X, y)
         check_classification_targets(y)
-        n_threads = _resolve_n_threads(self.n_jobs)
+        n_threads = resolve_n_threads(self.n_jobs)
         params = self._engine_params(*X.shape)
 
         classes, y_index = np.unique(y, return_inverse=True)
@@ -251,28 +133,28 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
 
     def _engine_params(self, n_samples, n_features):
         params = {
-            "n_estimators": _check_int("n_estimators", self.n_estimators, 1),
+            "n_estimators": check_int("n_estimators", self.n_estimators, 1),
             "atoms": self._atoms,
             "max_features": self._check_max_features(n_features),
             "criterion": self._check_criterion(),
             "max_depth": None
             if self.max_depth is None
-            else _check_int("max_depth", self.max_depth, 1),
-            "min_samples_split": _resolve_fraction_or_count(
+            else check_int("max_depth", self.max_depth, 1),
+            "min_samples_split": resolve_fraction_or_count(
                 "min_samples_split", self.min_samples_split, n_samples, 2, False
             ),
-            "min_samples_leaf": _resolve_fraction_or_count(
+            "min_samples_leaf": resolve_fraction_or_count(
                 "min_samples_leaf", self.min_samples_leaf, n_samples, 1, True
             ),
-            "min_impurity_decrease": _check_real(
+            "min_impurity_decrease": check_real(
                 "min_impurity_decrease", self.min_impurity_decrease, 0.0
             ),
-            "bootstrap": _check_bool("bootstrap", self.bootstrap),
+            "bootstrap": check_bool("bootstrap", self.bootstrap),
             "max_samples": self._check_max_samples(n_samples),
-            "honest_fraction": _check_real(
+            "honest_fraction": check_real(
                 "honest_fraction", self.honest_fraction, 0.0, 1.0, high_open=True
             ),
-            "honest_prior": _check_choice(
+            "honest_prior": check_choice(
                 "honest_prior", self.honest_prior, ("ignore", "uniform", "empirical")
             ),
         }
@@ -285,7 +167,7 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
         return params
 
     def _check_criterion(self):
-        criterion = _check_choice(
+        criterion = check_choice(
             "criterion", self.criterion, ("gini", "entropy", "log_loss")
         )
         # scikit-learn treats "log_loss" and "entropy" as the same criterion.
@@ -301,18 +183,18 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
                 f"fraction of n_features; got {value!r}."
             )
         limit = None if self._max_features_above_n else n_features
-        if _is_int(value):
-            return _check_int("max_features", value, 1, limit)
+        if is_int(value):
+            return check_int("max_features", value, 1, limit)
         high = math.inf if self._max_features_above_n else 1.0
-        return _check_real("max_features", value, 0.0, high, low_open=True)
+        return check_real("max_features", value, 0.0, high, low_open=True)
 
     def _check_max_samples(self, n_samples):
         value = self.max_samples
         if value is None:
             return None
-        if _is_int(value):
-            return _check_int("max_samples", value, 1, n_samples)
-        return _check_real("max_samples", value, 0.0, 1.0, low_open=True)
+        if is_int(value):
+            return check_int("max_samples", value, 1, n_samples)
+        return check_real("max_samples", value, 0.0, 1.0, low_open=True)
 
     def _check_class_weight(self):
         value = self.class_weight
@@ -354,7 +236,7 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return _validate_X(self, X, reset=False)
+        return validate_X(self, X, reset=False)
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' leaf class distributions.
@@ -363,7 +245,7 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
         ``classes_``.
         """
         X = self._validate_X_predict(X)
-        return self._forest.predict_proba(X, _resolve_n_threads(self.n_jobs))
+        return self._forest.predict_proba(X, resolve_n_threads(self.n_jobs))
 
     def predict_log_proba(self, X):
         """Natural logarithm of :meth:`predict_proba` (-inf where it is 0)."""
@@ -378,7 +260,7 @@ class BaseObliqueForest(ClassifierMixin, BaseEstimator):
     def apply(self, X):
         """Leaf index reached in every tree: int64 array (n_samples, n_estimators)."""
         X = self._validate_X_predict(X)
-        return self._forest.apply(X, _resolve_n_threads(self.n_jobs))
+        return self._forest.apply(X, resolve_n_threads(self.n_jobs))
 
     @property
     def feature_importances_(self):
@@ -569,11 +451,11 @@ class ManifoldObliqueForestClassifier(BaseObliqueForest):
     def _atom_params(self, n_features):
         shape = self._check_image_shape(n_features)
         ndim = len(shape)
-        patch_min = _per_axis_ints("patch_min", self.patch_min, shape)
+        patch_min = per_axis_ints("patch_min", self.patch_min, shape)
         patch_max = (
             list(shape)
             if self.patch_max is None
-            else _per_axis_ints("patch_max", self.patch_max, shape)
+            else per_axis_ints("patch_max", self.patch_max, shape)
         )
         for axis, (low, high, length) in enumerate(zip(patch_min, patch_max, shape)):
             if low > high:
@@ -591,22 +473,22 @@ class ManifoldObliqueForestClassifier(BaseObliqueForest):
             "image_shape": list(shape),
             "patch_min": patch_min,
             "patch_max": patch_max,
-            "wrap": _per_axis_bools("wrap", self.wrap, ndim),
-            "contiguous": _per_axis_bools("contiguous", self.contiguous, ndim),
+            "wrap": per_axis_bools("wrap", self.wrap, ndim),
+            "contiguous": per_axis_bools("contiguous", self.contiguous, ndim),
         }
 
     def _check_image_shape(self, n_features):
         value = self.image_shape
         if value is None:
             return (n_features,)
-        if _is_int(value):
+        if is_int(value):
             value = (value,)
         if isinstance(value, str) or not hasattr(value, "__len__") or len(value) == 0:
             raise TypeError(
                 f"image_shape must be a tuple of ints such as (28, 28), got {value!r}."
             )
         shape = tuple(
-            _check_int(f"image_shape[{axis}]", length, 1)
+            check_int(f"image_shape[{axis}]", length, 1)
             for axis, length in enumerate(value)
         )
         if math.prod(shape) != n_features:
@@ -616,28 +498,6 @@ class ManifoldObliqueForestClassifier(BaseObliqueForest):
                 "n_features (or None for one axis of length n_features)."
             )
         return shape
-
-
-def _per_axis(name, value, ndim):
-    """Broadcast a single value to every axis, or check one value per axis."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        if len(value) != ndim:
-            raise ValueError(
-                f"{name} has {len(value)} entries but the image has {ndim} axes; "
-                "give one value per axis or a single value for all axes."
-            )
-        return list(value)
-    return [value] * ndim
-
-
-def _per_axis_ints(name, value, shape):
-    values = _per_axis(name, value, len(shape))
-    return [_check_int(f"{name}[{axis}]", v, 1) for axis, v in enumerate(values)]
-
-
-def _per_axis_bools(name, value, ndim):
-    values = _per_axis(name, value, ndim)
-    return [_check_bool(f"{name}[{axis}]", v) for axis, v in enumerate(values)]
 
 
 @_document_shared_params()
@@ -699,7 +559,7 @@ class SparseObliqueForestClassifier(BaseObliqueForest):
 
     def _atom_params(self, n_features):
         return {
-            "feature_combinations": _check_real(
+            "feature_combinations": check_real(
                 "feature_combinations", self.feature_combinations, 1.0
             )
         }

@@ -20,9 +20,9 @@ from morf_rs import (
     ManifoldObliqueForestClassifier,
     RandomForestClassifier,
     SparseObliqueForestClassifier,
-    _forest,
+    _validation,
 )
-from morf_rs._forest import _resolve_n_threads, _validate_X
+from morf_rs._validation import resolve_n_threads, validate_X
 from morf_rs.datasets import make_circle, make_impulse
 
 
@@ -121,8 +121,8 @@ def test_float_input_in_c_order_is_not_copied():
     forest = RandomForestClassifier()
     for dtype in (np.float32, np.float64):
         X = np.ones((4, 3), dtype=dtype)
-        assert _validate_X(forest, X, reset=True) is X
-    converted = _validate_X(forest, np.ones((4, 3), dtype=np.int64), reset=True)
+        assert validate_X(forest, X, reset=True) is X
+    converted = validate_X(forest, np.ones((4, 3), dtype=np.int64), reset=True)
     assert converted.dtype == np.float32
     assert converted.flags.c_contiguous
 
@@ -213,12 +213,12 @@ def test_random_state_instance_is_consumed_like_scikit_learn(data):
 
 
 def test_n_jobs_means_what_it_means_in_scikit_learn(monkeypatch):
-    monkeypatch.setattr(_forest, "cpu_count", lambda: 8)
-    assert _resolve_n_threads(None) == 1
-    assert _resolve_n_threads(3) == 3
-    assert _resolve_n_threads(-1) == 8
-    assert _resolve_n_threads(-2) == 7
-    assert _resolve_n_threads(-20) == 1
+    monkeypatch.setattr(_validation, "cpu_count", lambda: 8)
+    assert resolve_n_threads(None) == 1
+    assert resolve_n_threads(3) == 3
+    assert resolve_n_threads(-1) == 8
+    assert resolve_n_threads(-2) == 7
+    assert resolve_n_threads(-20) == 1
 
 
 def test_n_jobs_minus_one_works(forest_class, data):

@@ -1,29 +1,18 @@
-//! The forest: trees trained in parallel, averaged posteriors, importances, saving.
+//! Training: every tree grown in parallel from its own random streams.
 
 use std::ops::Range;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::ArrayView2;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
+use super::{with_threads, Forest};
 use crate::atoms::AtomKind;
 use crate::data::{Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
 use crate::params::ForestParams;
 use crate::rng::Rng;
 use crate::split::{LocalSamples, SplitRule, SplitScratch};
-use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree, TreeStats};
-
-/// Bytes that open every saved forest.
-const MAGIC: &[u8; 4] = b"MORF";
-/// Version of the saved layout; bumped whenever it changes.
-pub const FORMAT_VERSION: u16 = 2;
-/// Oldest version still read. Version 2 only appended `Node::SplitOnFeature`, so a
-/// version 1 forest is a valid version 2 forest.
-const OLDEST_READABLE_VERSION: u16 = 1;
-/// Rows scored together: enough to amortise walking each tree, few enough to keep the
-/// rows in cache.
-const SCORE_CHUNK: usize = 128;
+use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree};
 
 /// Mean leaf depth of the first round of trees from which, when X holds whole numbers,
 /// the remaining trees search splits on a compact copy of X (its bytes, or its running
@@ -33,39 +22,6 @@ const COPY_MIN_LEAF_DEPTH: f64 = 8.0;
 /// Mean run length of patch atoms from which splits are searched through running sums:
 /// a run costs two reads there instead of one per cell.
 const RUNNING_SUMS_MIN_RUN_LENGTH: f64 = 4.0;
-
-/// A trained forest of classification trees.
-///
-/// ```
-/// use ndarray::array;
-/// use morf_rs::{AtomKind, Forest, ForestParams, Patches};
-///
-/// // Four 1-D signals of 6 samples; class 1 has its bump on the right.
-/// let x = array![
-///     [1.0f32, 1.0, 0.0, 0.0, 0.0, 0.0],
-///     [0.0, 1.0, 1.0, 0.0, 0.0, 0.0],
-///     [0.0, 0.0, 0.0, 1.0, 1.0, 0.0],
-///     [0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
-/// ];
-/// let y = [0, 0, 1, 1];
-/// let params = ForestParams {
-///     n_estimators: 10,
-///     atoms: AtomKind::Patches(Patches::new(vec![6], vec![1], vec![3])),
-///     ..ForestParams::default()
-/// };
-/// let forest = Forest::fit(&params, x.view(), &y, 2, None)?;
-/// let proba = forest.predict_proba(x.view(), 1)?;
-/// assert_eq!(proba.dim(), (4, 2));
-/// let restored = Forest::from_bytes(&forest.to_bytes())?;
-/// assert_eq!(restored.predict(x.view(), 1)?, forest.predict(x.view(), 1)?);
-/// # Ok::<(), morf_rs::MorfError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Forest {
-    n_features: usize,
-    n_classes: usize,
-    trees: Vec<Tree>,
-}
 
 impl Forest {
     /// Trains a forest on `x` (samples in rows) with class indices `y` in
@@ -177,209 +133,6 @@ impl Forest {
             n_classes,
             trees,
         })
-    }
-
-    /// Number of features the forest was trained on.
-    pub fn n_features(&self) -> usize {
-        self.n_features
-    }
-
-    /// Number of classes.
-    pub fn n_classes(&self) -> usize {
-        self.n_classes
-    }
-
-    /// The trees.
-    pub fn trees(&self) -> &[Tree] {
-        &self.trees
-    }
-
-    /// Mean of the trees' leaf class distributions, one row per sample. Honest trees
-    /// whose leaf casts no vote are left out of the mean; a sample no tree votes for
-    /// gets the uniform distribution. Rows are scored in parallel on `n_threads`
-    /// threads (0: every core).
-    pub fn predict_proba<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        n_threads: usize,
-    ) -> Result<Array2<f64>> {
-        let rows = self.scoring_rows(x)?;
-        let n_classes = self.n_classes;
-        let mut proba = vec![0.0f64; rows.n_samples * n_classes];
-        let score_chunk = |(chunk, out): (usize, &mut [f64])| {
-            let first = chunk * SCORE_CHUNK;
-            let n_rows = out.len() / n_classes;
-            let mut votes = [0u32; SCORE_CHUNK];
-            let mut leaves = [0u32; SCORE_CHUNK];
-            for tree in &self.trees {
-                tree.leaves_of_rows(&rows, first, &mut leaves[..n_rows]);
-                for ((row_out, &leaf), row_votes) in
-                    out.chunks_exact_mut(n_classes).zip(&leaves).zip(&mut votes)
-                {
-                    if let Some(posterior) = tree.posterior(leaf as usize) {
-                        *row_votes += 1;
-                        for (acc, &p) in row_out.iter_mut().zip(posterior) {
-                            *acc += p as f64;
-                        }
-                    }
-                }
-            }
-            for (row_out, &count) in out.chunks_exact_mut(n_classes).zip(&votes[..n_rows]) {
-                if count == 0 {
-                    row_out.fill(1.0 / n_classes as f64);
-                } else {
-                    // The sum of `count` stored distributions, not `count` itself: leaf
-                    // values are float32, and rows should sum to 1 in float64.
-                    let total: f64 = row_out.iter().sum();
-                    row_out.iter_mut().for_each(|p| *p /= total);
-                }
-            }
-        };
-        let chunks = proba.chunks_mut(SCORE_CHUNK * n_classes).enumerate();
-        if n_threads == 1 || rows.n_samples <= SCORE_CHUNK {
-            chunks.for_each(score_chunk);
-        } else {
-            with_threads(n_threads, || {
-                proba
-                    .par_chunks_mut(SCORE_CHUNK * n_classes)
-                    .enumerate()
-                    .for_each(score_chunk);
-                Ok(())
-            })?;
-        }
-        Ok(Array2::from_shape_vec((rows.n_samples, n_classes), proba)
-            .expect("one probability per sample and class"))
-    }
-
-    /// The most probable class per sample (the lowest index among ties).
-    pub fn predict<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Vec<u32>> {
-        let proba = self.predict_proba(x, n_threads)?;
-        Ok(proba
-            .rows()
-            .into_iter()
-            .map(|row| {
-                let mut best = 0;
-                for (k, &p) in row.iter().enumerate() {
-                    if p > row[best] {
-                        best = k;
-                    }
-                }
-                best as u32
-            })
-            .collect())
-    }
-
-    /// The id of the leaf each sample reaches in each tree, shape (samples, trees).
-    pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
-        let rows = self.scoring_rows(x)?;
-        let n_trees = self.trees.len();
-        let mut leaves = vec![0u32; rows.n_samples * n_trees];
-        let fill = |(chunk, out): (usize, &mut [u32])| {
-            let first = chunk * SCORE_CHUNK;
-            let n_rows = out.len() / n_trees;
-            let mut tree_leaves = [0u32; SCORE_CHUNK];
-            for (t, tree) in self.trees.iter().enumerate() {
-                tree.leaves_of_rows(&rows, first, &mut tree_leaves[..n_rows]);
-                for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&tree_leaves) {
-                    row_out[t] = leaf;
-                }
-            }
-        };
-        if n_threads == 1 || rows.n_samples <= SCORE_CHUNK {
-            leaves
-                .chunks_mut(SCORE_CHUNK * n_trees)
-                .enumerate()
-                .for_each(fill);
-        } else {
-            with_threads(n_threads, || {
-                leaves
-                    .par_chunks_mut(SCORE_CHUNK * n_trees)
-                    .enumerate()
-                    .for_each(fill);
-                Ok(())
-            })?;
-        }
-        Ok(Array2::from_shape_vec((rows.n_samples, n_trees), leaves)
-            .expect("one leaf per sample and tree"))
-    }
-
-    /// The seeds' feature importance (section 3.3): how often each feature takes part
-    /// in a chosen split atom, normalised to sum 1 (all zeros when no tree split).
-    pub fn split_count_importances(&self) -> Vec<f64> {
-        let mut counts = vec![0.0; self.n_features];
-        let mut unused = vec![0.0; self.n_features];
-        for tree in &self.trees {
-            tree.add_importances(&mut counts, &mut unused);
-        }
-        normalised(counts)
-    }
-
-    /// Impurity-weighted importance: each split's weighted impurity decrease shared
-    /// equally among its atom's features, normalised per tree, averaged over trees and
-    /// normalised to sum 1 (scikit-learn's `feature_importances_` for axis atoms).
-    pub fn impurity_importances(&self) -> Vec<f64> {
-        let mut total = vec![0.0; self.n_features];
-        let mut counts = vec![0.0; self.n_features];
-        let mut decreases = vec![0.0; self.n_features];
-        for tree in &self.trees {
-            decreases.fill(0.0);
-            tree.add_importances(&mut counts, &mut decreases);
-            for (acc, share) in total.iter_mut().zip(normalised(decreases.clone())) {
-                *acc += share;
-            }
-        }
-        normalised(total)
-    }
-
-    /// Depth, leaf and node counts of every tree.
-    pub fn tree_stats(&self) -> Vec<TreeStats> {
-        self.trees.iter().map(Tree::stats).collect()
-    }
-
-    /// The forest as compact versioned bytes, for [`Forest::from_bytes`].
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        postcard::to_extend(self, bytes).expect("serialising to memory cannot fail")
-    }
-
-    /// Reads a forest saved by [`Forest::to_bytes`], checking that it is whole and
-    /// consistent so that scoring it cannot go out of bounds.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Forest> {
-        let corrupt = |why: &str| MorfError::Deserialize(why.to_string());
-        if bytes.len() < 6 || &bytes[..4] != MAGIC {
-            return Err(corrupt("not a morf_rs forest (missing header)"));
-        }
-        let version = u16::from_le_bytes([bytes[4], bytes[5]]);
-        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
-            return Err(MorfError::Deserialize(format!(
-                "saved with format version {version}, this build reads versions \
-                 {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}"
-            )));
-        }
-        let forest: Forest = postcard::from_bytes(&bytes[6..])
-            .map_err(|e| MorfError::Deserialize(format!("damaged data: {e}")))?;
-        if forest.trees.is_empty() || forest.n_classes == 0 || forest.n_features == 0 {
-            return Err(corrupt("damaged data: empty forest"));
-        }
-        for tree in &forest.trees {
-            tree.check(forest.n_features, forest.n_classes)
-                .map_err(corrupt)?;
-        }
-        Ok(forest)
-    }
-
-    fn scoring_rows<'a, T: Feature>(&self, x: ArrayView2<'a, T>) -> Result<Rows<'a, T>> {
-        let rows = Rows::from_view(x)?;
-        if rows.n_features != self.n_features {
-            return Err(MorfError::ShapeMismatch {
-                what: "number of features in X (as at fit time)",
-                expected: self.n_features,
-                got: rows.n_features,
-            });
-        }
-        rows.check_finite()?;
-        Ok(rows)
     }
 }
 
@@ -533,22 +286,4 @@ fn honest_size(honest_fraction: f64, n_samples: usize) -> Result<usize> {
         ));
     }
     Ok(n_estimation)
-}
-
-/// `values` scaled to sum 1, or left as zeros.
-fn normalised(mut values: Vec<f64>) -> Vec<f64> {
-    let total: f64 = values.iter().sum();
-    if total > 0.0 {
-        values.iter_mut().for_each(|v| *v /= total);
-    }
-    values
-}
-
-/// Runs `job` in a rayon pool of `n_threads` threads (0: one per core).
-fn with_threads<R: Send>(n_threads: usize, job: impl FnOnce() -> Result<R> + Send) -> Result<R> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n_threads)
-        .build()
-        .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))?;
-    pool.install(job)
 }

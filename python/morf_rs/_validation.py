@@ -1,0 +1,162 @@
+"""Input and parameter checks shared by the estimators.
+
+X reaches the engine as a C-contiguous float32 or float64 array (no copy when it
+already is one); every check raises ValueError or TypeError with a message that
+says what to fix.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from joblib import cpu_count
+from sklearn.utils.validation import column_or_1d
+
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:  # scikit-learn < 1.6 offers the same logic as a method
+
+    def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+        return estimator._validate_data(X, y, **kwargs)
+
+
+# float32 first: the engine compares values in float32, so anything that is not
+# already float32/float64 is converted once to the smaller type.
+_X_CHECKS = {"dtype": [np.float32, np.float64], "order": "C", "accept_sparse": False}
+_Y_CHECKS = {"ensure_2d": False, "dtype": None}
+
+_NUMERIC_HINT = (
+    "X must be numeric; encode text or categories as numbers first (e.g. with "
+    "sklearn.preprocessing.OrdinalEncoder)."
+)
+_X_HINTS = (
+    ("could not convert", _NUMERIC_HINT),
+    ("argument must be", _NUMERIC_HINT),
+    (
+        "Found array with dim",
+        "X must be 2-D with one sample per row; flatten each "
+        "sample with X.reshape(len(X), -1) and describe its layout with image_shape.",
+    ),
+    ("infinity", "Replace or drop the non-finite values before calling the forest."),
+)
+
+
+def with_hint(error):
+    """Return ``error`` with a hint on how to fix it, when we know one."""
+    message = str(error)
+    for needle, hint in _X_HINTS:
+        if needle in message:
+            return type(error)(f"{message} {hint}")
+    return error
+
+
+def validate_X(estimator, X, reset):
+    """Validate X for the engine; raise with a hint on how to fix bad input."""
+    try:
+        return validate_data(estimator, X, reset=reset, **_X_CHECKS)
+    except (ValueError, TypeError) as error:
+        raise with_hint(error) from error
+
+
+def validate_X_y(estimator, X, y):
+    try:
+        X, y = validate_data(
+            estimator, X, y, validate_separately=(_X_CHECKS, _Y_CHECKS)
+        )
+    except (ValueError, TypeError) as error:
+        raise with_hint(error) from error
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y has {y.shape[0]} labels but X has {X.shape[0]} samples; pass "
+            "exactly one label per row of X."
+        )
+    return X, y
+
+
+def is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def check_int(name, value, minimum, maximum=None):
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int, got {value!r}.")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = "" if maximum is None else f" and <= {maximum}"
+        raise ValueError(f"{name} must be >= {minimum}{upper}, got {value!r}.")
+    return int(value)
+
+
+def check_real(name, value, low, high=math.inf, *, low_open=False, high_open=False):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}.")
+    value = float(value)
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if not math.isfinite(value) or too_low or too_high:
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}.")
+    return value
+
+
+def check_choice(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {options}; got {value!r}.")
+    return value
+
+
+def check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
+
+
+def resolve_n_threads(n_jobs):
+    """scikit-learn's n_jobs: None is one thread, -1 all cores, -2 all but one."""
+    if n_jobs is None:
+        return 1
+    if not is_int(n_jobs):
+        raise TypeError(f"n_jobs must be None or an int, got {n_jobs!r}.")
+    if n_jobs == 0:
+        raise ValueError(
+            "n_jobs=0 does not name a number of threads; use None or 1 for one "
+            "thread, -1 for all cores."
+        )
+    if n_jobs < 0:
+        return max(1, cpu_count() + 1 + int(n_jobs))
+    return int(n_jobs)
+
+
+def resolve_fraction_or_count(name, value, n_samples, minimum, high_open):
+    """An int count, or a float fraction of n_samples (scikit-learn's meaning)."""
+    if is_int(value):
+        return check_int(name, value, minimum)
+    fraction = check_real(name, value, 0.0, 1.0, low_open=True, high_open=high_open)
+    return max(minimum, math.ceil(fraction * n_samples))
+
+
+def per_axis(name, value, ndim):
+    """Broadcast a single value to every axis, or check one value per axis."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != ndim:
+            raise ValueError(
+                f"{name} has {len(value)} entries but the image has {ndim} axes; "
+                "give one value per axis or a single value for all axes."
+            )
+        return list(value)
+    return [value] * ndim
+
+
+def per_axis_ints(name, value, shape):
+    values = per_axis(name, value, len(shape))
+    return [check_int(f"{name}[{axis}]", v, 1) for axis, v in enumerate(values)]
+
+
+def per_axis_bools(name, value, ndim):
+    values = per_axis(name, value, ndim)
+    return [check_bool(f"{name}[{axis}]", v) for axis, v in enumerate(values)]

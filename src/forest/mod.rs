@@ -1,0 +1,79 @@
+//! The forest: trees trained in parallel ([`fit`](Forest::fit)), averaged posteriors
+//! (scoring), importances and saving, one file each.
+
+mod fit;
+mod format;
+mod importance;
+mod score;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{invalid, Result};
+use crate::tree::{Tree, TreeStats};
+
+pub use format::FORMAT_VERSION;
+
+/// A trained forest of classification trees.
+///
+/// ```
+/// use ndarray::array;
+/// use morf_rs::{AtomKind, Forest, ForestParams, Patches};
+///
+/// // Four 1-D signals of 6 samples; class 1 has its bump on the right.
+/// let x = array![
+///     [1.0f32, 1.0, 0.0, 0.0, 0.0, 0.0],
+///     [0.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+///     [0.0, 0.0, 0.0, 1.0, 1.0, 0.0],
+///     [0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+/// ];
+/// let y = [0, 0, 1, 1];
+/// let params = ForestParams {
+///     n_estimators: 10,
+///     atoms: AtomKind::Patches(Patches::new(vec![6], vec![1], vec![3])),
+///     ..ForestParams::default()
+/// };
+/// let forest = Forest::fit(&params, x.view(), &y, 2, None)?;
+/// let proba = forest.predict_proba(x.view(), 1)?;
+/// assert_eq!(proba.dim(), (4, 2));
+/// let restored = Forest::from_bytes(&forest.to_bytes())?;
+/// assert_eq!(restored.predict(x.view(), 1)?, forest.predict(x.view(), 1)?);
+/// # Ok::<(), morf_rs::MorfError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Forest {
+    n_features: usize,
+    n_classes: usize,
+    trees: Vec<Tree>,
+}
+
+impl Forest {
+    /// Number of features the forest was trained on.
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// Number of classes.
+    pub fn n_classes(&self) -> usize {
+        self.n_classes
+    }
+
+    /// The trees.
+    pub fn trees(&self) -> &[Tree] {
+        &self.trees
+    }
+
+    /// Mean of the trees' leaf class distributions, one row per sample. Honest trees
+    /// Depth, leaf and node counts of every tree.
+    pub fn tree_stats(&self) -> Vec<TreeStats> {
+        self.trees.iter().map(Tree::stats).collect()
+    }
+}
+
+/// Runs `job` in a rayon pool of `n_threads` threads (0: one per core).
+fn with_threads<R: Send>(n_threads: usize, job: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n_threads)
+        .build()
+        .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))?;
+    pool.install(job)
+}
