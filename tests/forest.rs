@@ -3,7 +3,7 @@
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, Criterion, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
-    Patches,
+    Patches, Targets,
 };
 use ndarray::{s, Array2};
 
@@ -116,6 +116,53 @@ fn one_and_four_threads_grow_identical_forests() {
         .unwrap();
         assert_ne!(single.to_bytes(), other_seed.to_bytes(), "the seed matters");
     }
+}
+
+#[test]
+fn trees_grown_range_by_range_are_the_trees_grown_at_once() {
+    // Whole-valued X, so that later trees may search a compact copy of X chosen from
+    // the first trees of each call.
+    let (x, mut y) = runs_on_a_cycle(300, 14);
+    let mut rng = Rng::new(15, 0);
+    y.iter_mut()
+        .for_each(|label| *label ^= u32::from(rng.below(4) == 0));
+    for params in all_kinds() {
+        let params = ForestParams {
+            atoms: match params.atoms {
+                AtomKind::Patches(_) => AtomKind::Patches(
+                    Patches::new(vec![60], vec![3], vec![12]).with_wrap(vec![true]),
+                ),
+                other => other,
+            },
+            n_threads: 2,
+            ..params
+        };
+        let targets = Targets::Classes {
+            labels: &y,
+            n_classes: 2,
+        };
+        let all = Forest::fit_with(&params, x.view(), targets, None, 0..12).unwrap();
+        assert_eq!(all, Forest::fit(&params, x.view(), &y, 2, None).unwrap());
+        let mut pieces = Vec::new();
+        for range in [0..1, 1..5, 5..12] {
+            let part = Forest::fit_with(&params, x.view(), targets, None, range).unwrap();
+            pieces.extend_from_slice(part.trees());
+        }
+        assert_eq!(pieces, all.trees(), "{:?}", params.atoms);
+    }
+    let message = Forest::fit_with(
+        &all_kinds()[0],
+        x.view(),
+        Targets::Classes {
+            labels: &y,
+            n_classes: 2,
+        },
+        None,
+        3..3,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(message.contains("empty"), "{message}");
 }
 
 #[test]

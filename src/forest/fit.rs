@@ -23,9 +23,22 @@ const COPY_MIN_LEAF_DEPTH: f64 = 8.0;
 /// a run costs two reads there instead of one per cell.
 const RUNNING_SUMS_MIN_RUN_LENGTH: f64 = 4.0;
 
+/// What the trees learn to predict.
+#[derive(Debug, Clone, Copy)]
+pub enum Targets<'a> {
+    /// A class index in `[0, n_classes)` per sample.
+    Classes {
+        /// Class index of each sample.
+        labels: &'a [u32],
+        /// Number of classes.
+        n_classes: usize,
+    },
+}
+
 impl Forest {
     /// Trains a forest on `x` (samples in rows) with class indices `y` in
-    /// `[0, n_classes)` and optional non-negative `sample_weight`.
+    /// `[0, n_classes)` and optional non-negative `sample_weight`: the classification
+    /// shorthand of [`Forest::fit_with`], growing all `params.n_estimators` trees.
     pub fn fit<T: Feature>(
         params: &ForestParams,
         x: ArrayView2<'_, T>,
@@ -33,7 +46,36 @@ impl Forest {
         n_classes: usize,
         sample_weight: Option<&[f64]>,
     ) -> Result<Forest> {
+        let targets = Targets::Classes {
+            labels: y,
+            n_classes,
+        };
+        Forest::fit_with(params, x, targets, sample_weight, 0..params.n_estimators)
+    }
+
+    /// Trains trees `trees` (a non-empty range of tree indices) of the forest that
+    /// `params` describes, on `x` (samples in rows), `targets` and optional
+    /// non-negative `sample_weight`.
+    ///
+    /// Tree `i` draws only from random streams derived from (`params.random_state`,
+    /// `i`), so the trees of `a..b` are the very trees that `0..n` (with `a <= b <= n`)
+    /// would hold at those positions, whatever the number of threads: growing a forest
+    /// range by range (more trees later, or parts on several machines) and putting the
+    /// trees together in order gives the forest grown at once, bit for bit.
+    pub fn fit_with<T: Feature>(
+        params: &ForestParams,
+        x: ArrayView2<'_, T>,
+        targets: Targets<'_>,
+        sample_weight: Option<&[f64]>,
+        trees: Range<usize>,
+    ) -> Result<Forest> {
         params.validate()?;
+        if trees.is_empty() {
+            return Err(invalid(
+                "trees",
+                format!("the range of trees to grow is empty: {trees:?}"),
+            ));
+        }
         let rows = Rows::from_view(x)?;
         let (n_samples, n_features) = (rows.n_samples, rows.n_features);
         if n_samples > u32::MAX as usize || n_features > u32::MAX as usize {
@@ -42,6 +84,10 @@ impl Forest {
                 "at most 2^32 - 1 samples and features are supported",
             ));
         }
+        let Targets::Classes {
+            labels: y,
+            n_classes,
+        } = targets;
         if y.len() != n_samples {
             return Err(MorfError::ShapeMismatch {
                 what: "number of labels in y (one per row of X)",
@@ -98,19 +144,19 @@ impl Forest {
         );
         let running_sums = whole_range.is_some() && long_runs;
         let trees = with_threads(params.n_threads, || {
-            let all = 0..params.n_estimators;
             if !byte_valued && !running_sums {
-                return Ok(job.grow_range(&rows, SearchRows::direct(&rows), all));
+                return Ok(job.grow_range(&rows, SearchRows::direct(&rows), trees));
             }
             // The first round of trees, one per thread, tells whether trees are deep.
-            let first_round = rayon::current_num_threads().min(params.n_estimators);
-            let mut trees = job.grow_range(&rows, SearchRows::direct(&rows), 0..first_round);
+            let first_round =
+                trees.start..trees.end.min(trees.start + rayon::current_num_threads());
+            let rest = first_round.end..trees.end;
+            let mut trees = job.grow_range(&rows, SearchRows::direct(&rows), first_round);
             let mean_leaf_depth = trees
                 .iter()
                 .map(|tree| tree.stats().mean_leaf_depth)
                 .sum::<f64>()
-                / first_round as f64;
-            let rest = first_round..params.n_estimators;
+                / trees.len() as f64;
             trees.extend(if mean_leaf_depth < COPY_MIN_LEAF_DEPTH {
                 job.grow_range(&rows, SearchRows::direct(&rows), rest)
             } else if running_sums {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{invalid, Result};
 use crate::tree::{Tree, TreeStats};
 
+pub use fit::Targets;
 pub use format::FORMAT_VERSION;
 
 /// A trained forest of classification trees.

@@ -1,0 +1,283 @@
+"""What every forest estimator shares, whatever its task and atom family.
+
+A concrete class combines an atom family (:mod:`morf_rs._atoms`) with a task
+base (classification or regression); :class:`BaseObliqueForest` builds its
+``__init__`` and its parameter docs from the parameter groups of both
+(:mod:`morf_rs._params`). Inputs are normalised here, once, so the engine can
+stay strict: X reaches it as a C-contiguous float32 or float64 array (no copy
+when it already is one), targets as class indices or float64 values, weights as
+float64.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from morf_rs._core import Forest
+from morf_rs._params import (
+    FOREST_PARAMS,
+    MAX_FEATURES_OBLIQUE,
+    N_ESTIMATORS,
+    RUN_PARAMS,
+    TREE_PARAMS,
+    make_init,
+    parameters_section,
+)
+from morf_rs._validation import (
+    check_bool,
+    check_int,
+    check_real,
+    is_int,
+    resolve_fraction_or_count,
+    resolve_n_threads,
+    validate_X,
+)
+
+__all__ = ["BaseObliqueForest"]
+
+# Tree seeds come from random_state the way scikit-learn draws them.
+_MAX_SEED = np.iinfo(np.int32).max
+
+_EXAMPLES_HEADING = "\n    Examples\n    --------\n"
+
+_SHARED_ATTRIBUTES_DOC = """    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Normalised split-atom counts (see the property's documentation).
+    impurity_importances_ : ndarray of shape (n_features_in_,)
+        Impurity-weighted importances.
+    tree_stats_ : dict of ndarray
+        Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
+"""
+
+
+class BaseObliqueForest(BaseEstimator):
+    """Shared fit/apply machinery of every forest; not meant to be used directly.
+
+    Subclasses choose an atom family (``_atoms``, ``_atom_parameters``,
+    ``_atom_params``) and a task (``_task_parameters``, ``_prepare_targets``,
+    ``_fit_engine``).
+    """
+
+    # Defaults for the atom family and the task, which subclasses replace.
+    _atoms = "axis"
+    _max_features_above_n = True
+    _atom_parameters = ()
+    _max_features_param = MAX_FEATURES_OBLIQUE
+    _atom_attributes_doc = ""
+    _criterion_param = None
+    _task_parameters = ()
+    _task_attributes_doc = ""
+
+    @classmethod
+    def _parameters(cls):
+        """Every constructor parameter, in signature order."""
+        return (
+            N_ESTIMATORS,
+            *cls._atom_parameters,
+            cls._max_features_param,
+            *((cls._criterion_param,) if cls._criterion_param else ()),
+            *TREE_PARAMS,
+            *FOREST_PARAMS,
+            *cls._task_parameters,
+            *RUN_PARAMS,
+        )
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.__init__ = make_init(cls._parameters())
+        cls.__init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        doc = cls.__dict__.get("__doc__")
+        # Public classes document their parameters (docstrings are absent under -OO).
+        if doc and _EXAMPLES_HEADING in doc:
+            head, examples = doc.split(_EXAMPLES_HEADING, 1)
+            cls.__doc__ = (
+                head.rstrip()
+                + "\n\n"
+                + parameters_section(cls._parameters())
+                + "\n    Attributes\n    ----------\n"
+                + cls._task_attributes_doc
+                + _SHARED_ATTRIBUTES_DOC
+                + cls._atom_attributes_doc
+                + _EXAMPLES_HEADING
+                + examples
+            )
+
+    def _atom_params(self, n_features):
+        """Engine parameters specific to the atom dictionary, validated."""
+        return {}
+
+    def fit(self, X, y, sample_weight=None):
+        """Build a forest of trees from the training set (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples, one per row. float32 and float64 C-contiguous
+            arrays are used without a copy; anything else is converted once.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets: class labels of any type for classifiers, numbers for
+            regressors.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; a sample of weight 0 is treated as absent.
+
+        Returns
+        -------
+        self : object
+            The fitted forest.
+        """
+        X, y = self._validate_training_data(X, y)
+        n_threads = resolve_n_threads(self.n_jobs)
+        params = self._engine_params(*X.shape)
+        targets, fitted_attributes = self._prepare_targets(y)
+        sample_weight = self._resolve_sample_weight(sample_weight, X, y)
+        if sample_weight is not None and not np.all(sample_weight > 0):
+            # Dropping zero-weight samples makes weight 0 exactly equivalent to
+            # leaving the sample out (bootstrap draws included).
+            keep = sample_weight > 0
+            X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
+        self._forest = self._fit_engine(
+            X, targets, sample_weight, params, n_threads, fitted_attributes
+        )
+        for name, value in fitted_attributes.items():
+            setattr(self, name, value)
+        return self
+
+    def _engine_params(self, n_samples, n_features):
+        params = {
+            "n_estimators": check_int("n_estimators", self.n_estimators, 1),
+            "atoms": self._atoms,
+            "max_features": self._check_max_features(n_features),
+            "max_depth": None
+            if self.max_depth is None
+            else check_int("max_depth", self.max_depth, 1),
+            "min_samples_split": resolve_fraction_or_count(
+                "min_samples_split", self.min_samples_split, n_samples, 2, False
+            ),
+            "min_samples_leaf": resolve_fraction_or_count(
+                "min_samples_leaf", self.min_samples_leaf, n_samples, 1, True
+            ),
+            "min_impurity_decrease": check_real(
+                "min_impurity_decrease", self.min_impurity_decrease, 0.0
+            ),
+            "bootstrap": check_bool("bootstrap", self.bootstrap),
+            "max_samples": self._check_max_samples(n_samples),
+            "honest_fraction": check_real(
+                "honest_fraction", self.honest_fraction, 0.0, 1.0, high_open=True
+            ),
+        }
+        params.update(self._task_params())
+        params.update(self._atom_params(n_features))
+        # Drawn last so that a bad parameter does not consume a RandomState.
+        params["random_state"] = int(
+            check_random_state(self.random_state).randint(_MAX_SEED)
+        )
+        return params
+
+    def _check_max_features(self, n_features):
+        value = self.max_features
+        if value is None or value in ("sqrt", "log2"):
+            return value
+        if isinstance(value, str):
+            raise ValueError(
+                "max_features must be 'sqrt', 'log2', None, an int count or a float "
+                f"fraction of n_features; got {value!r}."
+            )
+        limit = None if self._max_features_above_n else n_features
+        if is_int(value):
+            return check_int("max_features", value, 1, limit)
+        high = math.inf if self._max_features_above_n else 1.0
+        return check_real("max_features", value, 0.0, high, low_open=True)
+
+    def _check_max_samples(self, n_samples):
+        value = self.max_samples
+        if value is None:
+            return None
+        if is_int(value):
+            return check_int("max_samples", value, 1, n_samples)
+        return check_real("max_samples", value, 0.0, 1.0, low_open=True)
+
+    def _resolve_sample_weight(self, sample_weight, X, y):
+        """sample_weight as float64 with the task's weights (class_weight) folded
+        in, checked; None when all weights are 1."""
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            if np.any(sample_weight < 0):
+                raise ValueError(
+                    "sample_weight must be non-negative; found "
+                    f"{int(np.sum(sample_weight < 0))} negative value(s). Give "
+                    "those samples weight 0 or remove them."
+                )
+        sample_weight = self._task_sample_weight(sample_weight, y)
+        if sample_weight is not None and not np.any(sample_weight > 0):
+            raise ValueError(
+                "Every sample has weight 0 (sample_weight times class_weight); give "
+                "at least one sample a positive weight."
+            )
+        return sample_weight
+
+    def _task_sample_weight(self, sample_weight, y):
+        """sample_weight with the task's own weights folded in."""
+        return sample_weight
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_forest")
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self)
+        return validate_X(self, X, reset=False)
+
+    def apply(self, X):
+        """Leaf index reached in every tree: int64 array (n_samples, n_estimators)."""
+        X = self._validate_X_predict(X)
+        return self._forest.apply(X, resolve_n_threads(self.n_jobs))
+
+    @property
+    def feature_importances_(self):
+        """How often each feature takes part in a chosen split atom, summing to 1.
+
+        The importance of the MORF papers (section 3.3). All zeros when no tree
+        split. For images, ``feature_importances_.reshape(image_shape_)`` is the
+        importance picture.
+        """
+        check_is_fitted(self)
+        return self._forest.split_count_importances()
+
+    @property
+    def impurity_importances_(self):
+        """Impurity-weighted importances, summing to 1.
+
+        Each split's weighted impurity decrease is shared among the features of
+        its atom (the analogue of scikit-learn's ``feature_importances_``).
+        """
+        check_is_fitted(self)
+        return self._forest.impurity_importances()
+
+    @property
+    def tree_stats_(self):
+        """Per-tree shape: dict of arrays with one entry per tree.
+
+        Keys: ``"max_depth"``, ``"n_leaves"``, ``"n_nodes"``, ``"mean_leaf_depth"``.
+        """
+        check_is_fitted(self)
+        return self._forest.tree_stats()
+
+    def __getstate__(self):
+        # object.__getstate__ returns the live __dict__ on Python >= 3.11.
+        state = dict(super().__getstate__())
+        if "_forest" in state:
+            state["_forest"] = state["_forest"].to_bytes()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        if "_forest" in state:
+            state["_forest"] = Forest.from_bytes(state["_forest"])
+        super().__setstate__(state)

@@ -1,0 +1,92 @@
+"""Classification: class labels in, class probabilities out."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+
+from morf_rs._base import BaseObliqueForest
+from morf_rs._core import Forest
+from morf_rs._params import CLASSIFIER_CRITERION, CLASSIFIER_PARAMS
+from morf_rs._validation import check_choice, resolve_n_threads, validate_X_y
+
+__all__ = ["ForestClassifier"]
+
+
+class ForestClassifier(ClassifierMixin, BaseObliqueForest):
+    """Shared machinery of the classifiers; not meant to be used directly."""
+
+    _criterion_param = CLASSIFIER_CRITERION
+    _task_parameters = CLASSIFIER_PARAMS
+    _task_attributes_doc = """    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    n_classes_ : int
+        Number of classes.
+"""
+
+    def _validate_training_data(self, X, y):
+        X, y = validate_X_y(self, X, y)
+        check_classification_targets(y)
+        return X, y
+
+    def _task_params(self):
+        criterion = check_choice(
+            "criterion", self.criterion, ("gini", "entropy", "log_loss")
+        )
+        self._check_class_weight()
+        return {
+            # scikit-learn treats "log_loss" and "entropy" as the same criterion.
+            "criterion": "entropy" if criterion == "log_loss" else criterion,
+            "honest_prior": check_choice(
+                "honest_prior", self.honest_prior, ("ignore", "uniform", "empirical")
+            ),
+        }
+
+    def _check_class_weight(self):
+        value = self.class_weight
+        if (
+            value is None
+            or (isinstance(value, str) and value == "balanced")
+            or isinstance(value, dict)
+        ):
+            return
+        raise ValueError(
+            "class_weight must be None, 'balanced' or a dict {label: weight}; got "
+            f"{value!r}."
+        )
+
+    def _prepare_targets(self, y):
+        classes, y_index = np.unique(y, return_inverse=True)
+        y_index = np.ascontiguousarray(y_index.reshape(-1), dtype=np.uint32)
+        return y_index, {"classes_": classes, "n_classes_": len(classes)}
+
+    def _task_sample_weight(self, sample_weight, y):
+        if self.class_weight is None:
+            return sample_weight
+        class_weight = compute_sample_weight(self.class_weight, y)
+        return class_weight if sample_weight is None else sample_weight * class_weight
+
+    def _fit_engine(self, X, y_index, sample_weight, params, n_threads, fitted):
+        n_classes = fitted["n_classes_"]
+        return Forest.fit(X, y_index, n_classes, sample_weight, params, n_threads)
+
+    def predict_proba(self, X):
+        """Class probabilities: the mean of the trees' leaf class distributions.
+
+        Returns an array of shape (n_samples, n_classes) whose columns follow
+        ``classes_``.
+        """
+        X = self._validate_X_predict(X)
+        return self._forest.predict_proba(X, resolve_n_threads(self.n_jobs))
+
+    def predict_log_proba(self, X):
+        """Natural logarithm of :meth:`predict_proba` (-inf where it is 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The class with the highest mean probability for each sample."""
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1))

@@ -1,0 +1,189 @@
+"""The estimators' parameters, each declared once with its default and its docs.
+
+scikit-learn reads an estimator's parameters from the signature of its
+``__init__``. Rather than repeat twenty parameters in the ``__init__`` of every
+classifier, regressor and atom family, each group is declared here once and
+:func:`make_init` builds the ``__init__`` (and the numpydoc ``Parameters``
+section) of a class from the groups it uses.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Param:
+    """One constructor parameter: its name, default and numpydoc entry."""
+
+    name: str
+    default: object
+    # First line "name : type, default=..." is generated; this is the description.
+    kind: str
+    doc: str
+
+    def numpydoc(self):
+        lines = [f"    {self.name} : {self.kind}, default={self.default!r}"]
+        lines += [f"        {line}" for line in self.doc.strip().splitlines()]
+        return "\n".join(lines)
+
+
+N_ESTIMATORS = Param("n_estimators", 100, "int", "Number of trees.")
+
+MAX_FEATURES_OBLIQUE = Param(
+    "max_features",
+    "sqrt",
+    'int, float, "sqrt", "log2" or None',
+    """
+Candidate atoms per split: a count, a fraction of n_features, sqrt or log2
+of n_features, or n_features. May exceed n_features.
+""",
+)
+
+MAX_FEATURES_AXIS = Param(
+    "max_features",
+    "sqrt",
+    'int, float, "sqrt", "log2" or None',
+    """
+Features tried per split: a count (<= n_features), a fraction in (0, 1] of
+n_features, sqrt or log2 of n_features, or n_features.
+""",
+)
+
+# Growth of one tree, shared by every ensemble of these trees.
+TREE_PARAMS = (
+    Param(
+        "max_depth",
+        None,
+        "int",
+        "Maximum depth of a tree; None grows until leaves are pure.",
+    ),
+    Param(
+        "min_samples_split",
+        2,
+        "int or float",
+        """
+Fewest samples a node needs to be split (a float is a fraction of
+n_samples).
+""",
+    ),
+    Param(
+        "min_samples_leaf",
+        1,
+        "int or float",
+        """
+Fewest samples on each side of a split (a float is a fraction of
+n_samples).
+""",
+    ),
+    Param(
+        "min_impurity_decrease",
+        0.0,
+        "float",
+        "A node is split only if the weighted impurity decreases at least this much.",
+    ),
+)
+
+# Sampling and honesty of the trees of a forest.
+FOREST_PARAMS = (
+    Param(
+        "bootstrap",
+        True,
+        "bool",
+        "Grow each tree on a bootstrap sample instead of the whole training set.",
+    ),
+    Param(
+        "max_samples",
+        None,
+        "int or float",
+        """
+Size of each tree's sample (a float is a fraction of n_samples); None uses
+n_samples.
+""",
+    ),
+    Param(
+        "honest_fraction",
+        0.0,
+        "float in [0, 1)",
+        """
+Fraction of each tree's sample set aside to fill the leaves (honest trees);
+the rest grows the splits. 0 disables honesty.
+""",
+    ),
+    Param(
+        "honest_prior",
+        "empirical",
+        '{"ignore", "uniform", "empirical"}',
+        """
+What a leaf that got no honest sample predicts: nothing (the tree does not
+vote), the uniform distribution, or the tree's class frequencies.
+""",
+    ),
+)
+
+CLASSIFIER_CRITERION = Param(
+    "criterion",
+    "gini",
+    '{"gini", "entropy", "log_loss"}',
+    'Impurity measure of a split ("log_loss" is "entropy").',
+)
+
+CLASSIFIER_PARAMS = (
+    Param(
+        "class_weight",
+        None,
+        'dict, "balanced" or None',
+        "Weights of the classes, multiplied into sample_weight.",
+    ),
+)
+
+# Execution, last in every signature.
+RUN_PARAMS = (
+    Param(
+        "n_jobs",
+        None,
+        "int",
+        "Threads for fit and predict: None is 1, -1 all cores, -2 all but one.",
+    ),
+    Param(
+        "random_state",
+        None,
+        "int, RandomState instance or None",
+        "Seed of the trees; the same int gives the same forest for any n_jobs.",
+    ),
+)
+
+
+def make_init(params):
+    """An ``__init__`` taking ``params`` (the first positional, the rest keyword-only)
+    that stores each argument unchanged under its own name, as scikit-learn expects.
+    """
+    names = [p.name for p in params]
+    duplicated = {name for name in names if names.count(name) > 1}
+    if duplicated:
+        raise TypeError(f"parameters declared twice: {sorted(duplicated)}")
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for position, param in enumerate(params):
+        kind = (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+            if position == 0
+            else inspect.Parameter.KEYWORD_ONLY
+        )
+        parameters.append(inspect.Parameter(param.name, kind, default=param.default))
+    signature = inspect.Signature(parameters)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name in names:
+            setattr(self, name, bound.arguments[name])
+
+    __init__.__signature__ = signature
+    return __init__
+
+
+def parameters_section(params):
+    """The numpydoc ``Parameters`` section documenting ``params``."""
+    entries = "\n".join(p.numpydoc() for p in params)
+    return f"    Parameters\n    ----------\n{entries}\n"
