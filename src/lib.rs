@@ -30,7 +30,7 @@ mod python;
 pub use atoms::{AtomKind, Patches};
 pub use data::Feature;
 pub use error::{MorfError, Result};
-pub use forest::{Forest, Targets, FORMAT_VERSION};
+pub use forest::{Forest, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use params::{ForestParams, MaxFeatures, MaxSamples};
 pub use split::Criterion;
 pub use tree::{HonestPrior, Node, Tree, TreeStats};

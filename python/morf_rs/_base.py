@@ -279,5 +279,20 @@ class BaseObliqueForest(BaseEstimator):
     def __setstate__(self, state):
         state = dict(state)
         if "_forest" in state:
-            state["_forest"] = Forest.from_bytes(state["_forest"])
+            forest = Forest.from_bytes(state["_forest"])
+            # The engine validated the forest; the Python attributes must agree with it.
+            expected = {
+                "classes_": forest.n_classes,
+                "n_features_in_": forest.n_features,
+            }
+            found = {
+                "classes_": len(state.get("classes_", ())),
+                "n_features_in_": state.get("n_features_in_"),
+            }
+            if found != expected:
+                raise ValueError(
+                    f"cannot load forest: the pickle describes {found} but its forest "
+                    f"has {expected}; the pickle was altered or damaged."
+                )
+            state["_forest"] = forest
         super().__setstate__(state)

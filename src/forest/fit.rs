@@ -5,7 +5,7 @@ use std::ops::Range;
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
-use super::{with_threads, Forest};
+use super::{with_threads, Forest, MAX_CLASSES, MAX_FEATURES};
 use crate::atoms::AtomKind;
 use crate::data::{Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
@@ -78,7 +78,7 @@ impl Forest {
         }
         let rows = Rows::from_view(x)?;
         let (n_samples, n_features) = (rows.n_samples, rows.n_features);
-        if n_samples > u32::MAX as usize || n_features > u32::MAX as usize {
+        if n_samples > u32::MAX as usize || n_features > MAX_FEATURES {
             return Err(invalid(
                 "X",
                 "at most 2^32 - 1 samples and features are supported",
@@ -95,8 +95,11 @@ impl Forest {
                 got: y.len(),
             });
         }
-        if n_classes == 0 {
-            return Err(invalid("n_classes", "must be at least 1"));
+        if !(1..=MAX_CLASSES).contains(&n_classes) {
+            return Err(invalid(
+                "n_classes",
+                format!("must be in 1..={MAX_CLASSES} (each leaf stores a distribution over all classes), got {n_classes}"),
+            ));
         }
         if let Some((index, &label)) = y.iter().enumerate().find(|(_, &l)| l as usize >= n_classes)
         {

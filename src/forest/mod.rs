@@ -14,6 +14,13 @@ use crate::tree::{Tree, TreeStats};
 pub use fit::Targets;
 pub use format::FORMAT_VERSION;
 
+/// Most features a forest may have: atoms name features with `u32`.
+pub const MAX_FEATURES: usize = u32::MAX as usize;
+
+/// Most classes a forest may have: every leaf stores a distribution over all classes,
+/// so 2^24 classes already take 64 MiB per leaf.
+pub const MAX_CLASSES: usize = 1 << 24;
+
 /// A trained forest of classification trees.
 ///
 /// ```

@@ -2,6 +2,7 @@
 
 mod grow;
 mod honest;
+mod validate;
 
 pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
@@ -70,14 +71,14 @@ pub struct TreeStats {
 /// class distributions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
-    nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
     /// Per node, the split's weighted impurity decrease divided by the root's weight
     /// (0 for leaves); kept apart from the nodes, which scoring walks.
-    impurity_decreases: Vec<f32>,
-    atom_indices: Vec<u32>,
-    atom_weights: Vec<f32>,
-    leaf_values: Vec<f32>,
-    n_classes: u32,
+    pub(crate) impurity_decreases: Vec<f32>,
+    pub(crate) atom_indices: Vec<u32>,
+    pub(crate) atom_weights: Vec<f32>,
+    pub(crate) leaf_values: Vec<f32>,
+    pub(crate) n_classes: u32,
 }
 
 impl Tree {
@@ -98,7 +99,7 @@ impl Tree {
 
     /// The atom a split node projects on.
     pub fn atom(&self, atom_start: u32, atom_len: u32) -> Atom<'_> {
-        let range = atom_start as usize..(atom_start + atom_len) as usize;
+        let range = atom_start as usize..atom_start as usize + atom_len as usize;
         Atom {
             indices: &self.atom_indices[range.clone()],
             weights: &self.atom_weights[range],
@@ -251,60 +252,5 @@ impl Tree {
                 }
             }
         }
-    }
-}
-
-impl Tree {
-    /// Checks that a loaded tree only points inside itself: children after their
-    /// parent (so every walk ends), atoms and leaf distributions within the buffers,
-    /// features below `n_features`.
-    pub(crate) fn check(&self, n_features: usize, n_classes: usize) -> Result<(), &'static str> {
-        let n_nodes = self.nodes.len();
-        if n_nodes == 0
-            || self.n_classes as usize != n_classes
-            || self.impurity_decreases.len() != n_nodes
-        {
-            return Err("damaged data: a tree without nodes or with another number of classes");
-        }
-        if self.atom_indices.len() != self.atom_weights.len()
-            || self.atom_indices.iter().any(|&f| f as usize >= n_features)
-        {
-            return Err("damaged data: atom features out of range");
-        }
-        for (id, node) in self.nodes.iter().enumerate() {
-            match *node {
-                Node::Split {
-                    right,
-                    atom_start,
-                    atom_len,
-                    ..
-                } => {
-                    if id + 1 >= n_nodes || right as usize <= id + 1 || right as usize >= n_nodes {
-                        return Err("damaged data: a split points outside its tree");
-                    }
-                    let end = atom_start as usize + atom_len as usize;
-                    if end > self.atom_indices.len() {
-                        return Err("damaged data: a split atom outside its buffers");
-                    }
-                }
-                Node::SplitOnFeature { right, feature, .. } => {
-                    if id + 1 >= n_nodes || right as usize <= id + 1 || right as usize >= n_nodes {
-                        return Err("damaged data: a split points outside its tree");
-                    }
-                    if feature as usize >= n_features {
-                        return Err("damaged data: a split feature out of range");
-                    }
-                }
-                Node::Leaf {
-                    posterior: Some(offset),
-                } => {
-                    if offset as usize + n_classes > self.leaf_values.len() {
-                        return Err("damaged data: a leaf outside its buffers");
-                    }
-                }
-                Node::Leaf { posterior: None } => {}
-            }
-        }
-        Ok(())
     }
 }

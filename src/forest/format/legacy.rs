@@ -1,0 +1,101 @@
+//! Versions 1 and 2 of the saved forest, read through frozen copies of their serde
+//! layouts and converted to the current types. These definitions must never change:
+//! they are what the bytes of those versions mean.
+//!
+//! Version 2 only appended `Node::SplitOnFeature` to version 1, so one layout reads
+//! both.
+
+use serde::Deserialize;
+
+use super::frame::decode_exact;
+use crate::error::Result;
+use crate::forest::Forest;
+use crate::tree::{Node, Tree};
+
+#[derive(Deserialize)]
+struct ForestV2 {
+    n_features: usize,
+    n_classes: usize,
+    trees: Vec<TreeV2>,
+}
+
+#[derive(Deserialize)]
+struct TreeV2 {
+    nodes: Vec<NodeV2>,
+    impurity_decreases: Vec<f32>,
+    atom_indices: Vec<u32>,
+    atom_weights: Vec<f32>,
+    leaf_values: Vec<f32>,
+    n_classes: u32,
+}
+
+#[derive(Deserialize)]
+enum NodeV2 {
+    Split {
+        right: u32,
+        threshold: f32,
+        atom_start: u32,
+        atom_len: u32,
+    },
+    Leaf {
+        posterior: Option<u32>,
+    },
+    SplitOnFeature {
+        right: u32,
+        threshold: f32,
+        feature: u32,
+        weight: f32,
+    },
+}
+
+/// Reads the body of a version 1 or 2 forest.
+pub(super) fn read_v2(body: &[u8]) -> Result<Forest> {
+    let saved: ForestV2 = decode_exact(body)?;
+    Ok(Forest {
+        n_features: saved.n_features,
+        n_classes: saved.n_classes,
+        trees: saved.trees.into_iter().map(TreeV2::into_current).collect(),
+    })
+}
+
+impl TreeV2 {
+    fn into_current(self) -> Tree {
+        let nodes = self
+            .nodes
+            .into_iter()
+            .map(|node| match node {
+                NodeV2::Split {
+                    right,
+                    threshold,
+                    atom_start,
+                    atom_len,
+                } => Node::Split {
+                    right,
+                    threshold,
+                    atom_start,
+                    atom_len,
+                },
+                NodeV2::Leaf { posterior } => Node::Leaf { posterior },
+                NodeV2::SplitOnFeature {
+                    right,
+                    threshold,
+                    feature,
+                    weight,
+                } => Node::SplitOnFeature {
+                    right,
+                    threshold,
+                    feature,
+                    weight,
+                },
+            })
+            .collect();
+        Tree {
+            nodes,
+            impurity_decreases: self.impurity_decreases,
+            atom_indices: self.atom_indices,
+            atom_weights: self.atom_weights,
+            leaf_values: self.leaf_values,
+            n_classes: self.n_classes,
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The saved format: the shared framing ([`frame`]: magic bytes, version, postcard
+//! body, checksum) around the forest, read strictly and validated before use.
+//!
+//! Version 3 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
+//! and 2 are read through frozen copies of their layouts ([`legacy`]). Whatever the
+//! version, the forest is validated ([`Forest::validate`]) before it is returned.
+
+pub(crate) mod frame;
+mod legacy;
+mod validate;
+
+use super::Forest;
+use crate::error::Result;
+use frame::{decode_exact, Framing};
+
+/// Version of the saved layout; bumped whenever it changes.
+pub const FORMAT_VERSION: u16 = 3;
+
+/// How forests are framed: versions 1 and 2 had no checksum.
+const FOREST_FRAMING: Framing = Framing {
+    magic: *b"MORF",
+    oldest: 1,
+    current: FORMAT_VERSION,
+    first_checksummed: 3,
+};
+
+impl Forest {
+    /// The forest as compact versioned bytes, for [`Forest::from_bytes`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        FOREST_FRAMING.write(self)
+    }
+
+    /// Reads a forest saved by [`Forest::to_bytes`] of this or an earlier version.
+    ///
+    /// The bytes must be whole (checksum, no trailing bytes) and the forest consistent
+    /// and sane (see [`Tree`](crate::Tree) validation: links, atoms, leaf
+    /// distributions, counts within bounds), so that any bytes either load as a forest
+    /// that scores safely or give [`MorfError::Deserialize`](crate::MorfError).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Forest> {
+        let (version, body) = FOREST_FRAMING.open(bytes)?;
+        let forest = match version {
+            1 | 2 => legacy::read_v2(body)?,
+            _ => decode_exact::<Forest>(body)?,
+        };
+        forest.validate()?;
+        Ok(forest)
+    }
+}

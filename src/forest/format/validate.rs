@@ -1,0 +1,35 @@
+//! Checks of a loaded forest: its counts within bounds, then each tree
+//! ([`Tree::validate`](crate::Tree)).
+
+use super::frame::damaged;
+use crate::error::Result;
+use crate::forest::{Forest, MAX_CLASSES, MAX_FEATURES};
+
+impl Forest {
+    /// Checks that the forest is one training could have produced: at least one tree,
+    /// feature and class counts within what training accepts, and every tree valid for
+    /// them. Counts that no bytes back (features, classes) are bounded before any
+    /// scoring allocates from them.
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.trees.is_empty() {
+            return Err(damaged("a forest without trees"));
+        }
+        if !(1..=MAX_FEATURES).contains(&self.n_features) {
+            return Err(damaged(format!(
+                "{} features, outside 1..={MAX_FEATURES}",
+                self.n_features
+            )));
+        }
+        if !(1..=MAX_CLASSES).contains(&self.n_classes) {
+            return Err(damaged(format!(
+                "{} classes, outside 1..={MAX_CLASSES}",
+                self.n_classes
+            )));
+        }
+        for (t, tree) in self.trees.iter().enumerate() {
+            tree.validate(self.n_features, self.n_classes)
+                .map_err(|why| damaged(format!("tree {t}: {why}")))?;
+        }
+        Ok(())
+    }
+}
