@@ -91,11 +91,17 @@ impl<'a, T: Feature> Rows<'a, T> {
     }
 
     /// The smallest and largest value of X when every value is a whole number small
-    /// enough that any sum of a row's values with weights ±1 is an exact `f32` (at most
-    /// 2^24 in magnitude): such projections are then whole numbers whatever the order
-    /// of summation.
-    pub fn whole_range(&self) -> Option<(f32, f32)> {
-        const EXACT_F32_INTEGERS: f64 = (1u32 << 24) as f64;
+    /// enough that any sum of a row's values with whole coefficients of magnitude at
+    /// most `max_weight` is an exact `f32`: `max|x| * n_features * max_weight <= 2^24`.
+    /// Projections on atoms with such weights are then whole numbers whatever the order
+    /// of summation, and so are their partial sums.
+    pub fn whole_range(&self, max_weight: u32) -> Option<(f32, f32)> {
+        self.whole_values()
+            .filter(|&range| sums_stay_exact(range, self.n_features, max_weight))
+    }
+
+    /// The smallest and largest value of X when every value is a whole number.
+    pub fn whole_values(&self) -> Option<(f32, f32)> {
         // Adding and taking away 2^23 rounds a smaller magnitude to a whole number, and
         // every larger f32 is whole already.
         const ROUNDING: f32 = (1u32 << 23) as f32;
@@ -115,8 +121,7 @@ impl<'a, T: Feature> Rows<'a, T> {
                 return None;
             }
         }
-        let largest = low.abs().max(high.abs()) as f64;
-        (largest * self.n_features as f64 <= EXACT_F32_INTEGERS).then_some((low, high))
+        Some((low, high))
     }
 
     /// A copy with every value as a byte, for X whose [`Self::whole_range`] lies in
@@ -177,6 +182,15 @@ impl<'a, T: Feature> Rows<'a, T> {
     }
 }
 
+/// Whether every sum of `n_terms` whole values in `low..=high` with whole coefficients
+/// of magnitude at most `max_weight` stays within 2^24, where `f32` holds every whole
+/// number exactly.
+pub fn sums_stay_exact((low, high): (f32, f32), n_terms: usize, max_weight: u32) -> bool {
+    const EXACT_F32_INTEGERS: f64 = (1u32 << 24) as f64;
+    let largest = low.abs().max(high.abs()) as f64;
+    largest * n_terms as f64 * max_weight as f64 <= EXACT_F32_INTEGERS
+}
+
 /// The running sums of X's rows ([`Rows::running_sums`]), in the narrowest type that
 /// holds them exactly.
 pub enum RunningSums {
@@ -194,7 +208,7 @@ mod tests {
 
     fn whole_range_of(values: Vec<f32>, n_features: usize) -> Option<(f32, f32)> {
         let x = Array2::from_shape_vec((values.len() / n_features, n_features), values).unwrap();
-        Rows::from_view(x.view()).unwrap().whole_range()
+        Rows::from_view(x.view()).unwrap().whole_range(1)
     }
 
     #[test]
@@ -239,5 +253,17 @@ mod tests {
             Some((1.0, 8_388_608.0))
         );
         assert_eq!(whole_range_of(vec![8_388_608.0, 1.0, 1.0], 3), None);
+    }
+
+    #[test]
+    fn larger_weights_need_smaller_values() {
+        let x = Array2::from_shape_vec((1, 4), vec![0.0f32, 1.0, 2.0, 1_048_576.0]).unwrap();
+        let rows = Rows::from_view(x.view()).unwrap();
+        // 2^20 * 4 features * 4 = 2^24, the last exact whole number; weights of 5 pass it.
+        assert_eq!(rows.whole_range(4), Some((0.0, 1_048_576.0)));
+        assert_eq!(rows.whole_range(5), None);
+        assert_eq!(rows.whole_values(), Some((0.0, 1_048_576.0)));
+        assert!(sums_stay_exact((-3.0, 2.0), 10, 100));
+        assert!(!sums_stay_exact((-3.0, 2.0), 10, 600_000));
     }
 }

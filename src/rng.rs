@@ -45,6 +45,13 @@ impl Rng {
         (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        // 1 - unit() lies in (0, 1], so the logarithm is finite.
+        let radius = (-2.0 * (1.0 - self.unit()).ln()).sqrt();
+        radius * (std::f64::consts::TAU * self.unit()).cos()
+    }
+
     /// A fair coin.
     pub fn coin(&mut self) -> bool {
         self.0.next_u32() & 1 == 1
@@ -71,5 +78,25 @@ impl Rng {
             let j = i + self.below(n - i);
             pool.swap(i, j);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_draws_have_mean_zero_and_variance_one() {
+        let mut rng = Rng::new(3, 0);
+        let draws: Vec<f64> = (0..100_000).map(|_| rng.normal()).collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let variance = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+        let beyond_two = draws.iter().filter(|d| d.abs() > 2.0).count() as f64 / draws.len() as f64;
+        assert!(
+            mean.abs() < 0.01 && (variance - 1.0).abs() < 0.02,
+            "{mean} {variance}"
+        );
+        // P(|Z| > 2) = 0.0455 for a standard normal.
+        assert!((beyond_two - 0.0455).abs() < 0.003, "{beyond_two}");
     }
 }

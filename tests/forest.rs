@@ -1,5 +1,6 @@
 //! Behaviour of the whole forest through the public API.
 
+use morf_rs::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, Criterion, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
@@ -67,9 +68,55 @@ fn all_kinds() -> Vec<ForestParams> {
             ),
             max_features: MaxFeatures::Count(20),
             honest_fraction: 0.3,
+            ..base.clone()
+        },
+        ForestParams {
+            atoms: every_family(vec![3, 4]),
+            max_features: MaxFeatures::Count(20),
             ..base
         },
     ]
+}
+
+/// A dictionary holding every family, over features seen as an image of `shape` whose
+/// last axis wraps, or as a ring.
+fn every_family(shape: Vec<usize>) -> AtomKind {
+    let n_axes = shape.len();
+    let n_features: usize = shape.iter().product();
+    let mut wrap = vec![false; n_axes];
+    wrap[n_axes - 1] = true;
+    let image = Patches::new(shape, vec![1; n_axes], vec![2; n_axes]).with_wrap(wrap);
+    let ring: Vec<(u32, u32)> = (0..n_features as u32)
+        .map(|v| (v, (v + 1) % n_features as u32))
+        .collect();
+    let graph = |signed| GraphAtoms {
+        graph: SamplingGraph::from_edges(n_features, &ring).unwrap(),
+        min_size: 1,
+        max_size: 4,
+        signed,
+    };
+    AtomKind::Mixture(vec![
+        (AtomKind::Patches(image.clone()), 0.2),
+        (
+            AtomKind::SignedPatches(SignedPatches::new(image.clone(), 2)),
+            0.15,
+        ),
+        (
+            AtomKind::SignedPatches(SignedPatches::new(image.clone(), 3)),
+            0.1,
+        ),
+        (AtomKind::Bumps(image.clone()), 0.1),
+        (AtomKind::Gabors(image), 0.1),
+        (AtomKind::AxisAligned, 0.1),
+        (
+            AtomKind::SparseOblique {
+                feature_combinations: 2.0,
+            },
+            0.05,
+        ),
+        (AtomKind::Graph(graph(false)), 0.1),
+        (AtomKind::Graph(graph(true)), 0.1),
+    ])
 }
 
 #[test]
@@ -132,6 +179,7 @@ fn trees_grown_range_by_range_are_the_trees_grown_at_once() {
                 AtomKind::Patches(_) => AtomKind::Patches(
                     Patches::new(vec![60], vec![3], vec![12]).with_wrap(vec![true]),
                 ),
+                AtomKind::Mixture(_) => every_family(vec![60]),
                 other => other,
             },
             n_threads: 2,
@@ -271,22 +319,40 @@ fn patch_forests_searched_through_running_sums_grow_as_on_x_itself() {
     // Whole-valued X with long patch runs is searched, once the first trees prove deep,
     // through its rows' running sums (in bytes while they stay in 0..=255, else in
     // floats). X + 0.5 is not whole and is searched directly; every projection moves by
-    // half the atom's size, so the splits and the probabilities on equally shifted
-    // rows must not change.
+    // half the atom's weight sum, so the splits and the probabilities on equally
+    // shifted rows must not change. Signed patches (weights -1, 1 and 2) are read
+    // through running sums as well.
     let (x, mut y) = runs_on_a_cycle(600, 5);
     let mut rng = Rng::new(6, 0);
     y.iter_mut()
         .for_each(|label| *label ^= u32::from(rng.below(4) == 0));
-    for scale in [1.0, 100.0] {
+    let cycle = Patches::new(vec![60], vec![3], vec![12]).with_wrap(vec![true]);
+    let signed = AtomKind::Mixture(vec![
+        (AtomKind::Patches(cycle.clone()), 0.3),
+        (
+            AtomKind::SignedPatches(SignedPatches::new(cycle.clone(), 2)),
+            0.3,
+        ),
+        (
+            AtomKind::SignedPatches(SignedPatches::new(cycle.clone(), 3)),
+            0.3,
+        ),
+        (AtomKind::AxisAligned, 0.1),
+    ]);
+    assert!(signed.mean_run_length() > 4.0);
+    for (atoms, scale) in [
+        (AtomKind::Patches(cycle.clone()), 1.0),
+        (AtomKind::Patches(cycle), 100.0),
+        (signed.clone(), 1.0),
+        (signed, 100.0),
+    ] {
         let x = x.mapv(|v| v * scale);
         let x_shifted = x.mapv(|v| v + 0.5);
         let mut saved = Vec::new();
         for n_threads in [1, 3] {
             let params = ForestParams {
                 n_estimators: 12,
-                atoms: AtomKind::Patches(
-                    Patches::new(vec![60], vec![3], vec![12]).with_wrap(vec![true]),
-                ),
+                atoms: atoms.clone(),
                 max_features: MaxFeatures::Fraction(0.5),
                 n_threads,
                 random_state: 3,
@@ -332,6 +398,36 @@ fn importances_point_at_the_informative_feature() {
                 .max_by(|&a, &b| importances[a].total_cmp(&importances[b]))
                 .unwrap();
             assert_eq!(top, 3, "{importances:?}");
+        }
+    }
+}
+
+#[test]
+fn importances_of_every_family_point_at_the_informative_feature() {
+    // Each family alone: the feature every useful atom must hold takes part in the most
+    // chosen splits and the most impurity decrease.
+    let (x, y) = one_informative_feature(400, 7);
+    let AtomKind::Mixture(families) = every_family(vec![3, 4]) else {
+        unreachable!("a mixture")
+    };
+    for (family, _) in families {
+        let params = ForestParams {
+            n_estimators: 30,
+            atoms: family.clone(),
+            max_features: MaxFeatures::Count(6),
+            ..ForestParams::default()
+        };
+        let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+        for importances in [
+            forest.split_count_importances(),
+            forest.impurity_importances(),
+        ] {
+            assert!((importances.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            assert!(importances.iter().all(|&v| v >= 0.0));
+            let top = (0..12)
+                .max_by(|&a, &b| importances[a].total_cmp(&importances[b]))
+                .unwrap();
+            assert_eq!(top, 3, "{family:?}: {importances:?}");
         }
     }
 }

@@ -16,8 +16,7 @@ impl AxisAlignedSampler {
 }
 
 impl AtomSampler for AxisAlignedSampler {
-    fn sample_node(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
-        out.clear();
+    fn append_atoms(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
         let n_atoms = n_atoms.min(self.features.len());
         // The pool keeps whatever order the last node left: any order is as good a
         // start for a partial shuffle, and keeping it avoids a reset per node.

@@ -20,8 +20,7 @@ impl SparseObliqueSampler {
 }
 
 impl AtomSampler for SparseObliqueSampler {
-    fn sample_node(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
-        out.clear();
+    fn append_atoms(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
         for _ in 0..n_atoms {
             // 1 + Poisson(lambda - 1): the seeds' Poisson count of nonzeros, shifted so
             // that no atom is empty while the mean stays `feature_combinations`.

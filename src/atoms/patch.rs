@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 
+use super::image::{AxisCell, Placer};
 use super::{AtomSampler, AtomSet};
 use crate::error::{invalid, Result};
 use crate::rng::Rng;
@@ -61,6 +62,11 @@ impl Patches {
         } else {
             1.0
         }
+    }
+
+    /// A patch extent along `axis`, uniform in `[patch_min, patch_max]`.
+    pub(super) fn draw_extent(&self, rng: &mut Rng, axis: usize) -> usize {
+        rng.between(self.patch_min[axis] as i64, self.patch_max[axis] as i64) as usize
     }
 
     pub(crate) fn validate(&self, n_features: usize) -> Result<()> {
@@ -137,10 +143,8 @@ impl Patches {
 /// Draws [`Patches`] atoms.
 pub struct PatchSampler {
     patches: Patches,
-    strides: Vec<usize>,
-    /// Per non-contiguous axis, a pool of positions for partial shuffles.
-    position_pools: Vec<Vec<usize>>,
-    axis_cells: Vec<usize>,
+    placer: Placer,
+    axis_cells: Vec<AxisCell>,
     flat: Vec<u32>,
     next_flat: Vec<u32>,
 }
@@ -148,65 +152,28 @@ pub struct PatchSampler {
 impl PatchSampler {
     /// A sampler for validated `patches`.
     pub fn new(patches: Patches) -> Self {
-        let n_axes = patches.image_shape.len();
-        let mut strides = vec![1; n_axes];
-        for axis in (0..n_axes.saturating_sub(1)).rev() {
-            strides[axis] = strides[axis + 1] * patches.image_shape[axis + 1];
-        }
-        let position_pools = patches
-            .image_shape
-            .iter()
-            .map(|&d| (0..d).collect())
-            .collect();
         PatchSampler {
+            placer: Placer::new(&patches),
             patches,
-            strides,
-            position_pools,
             axis_cells: Vec::new(),
             flat: Vec::new(),
             next_flat: Vec::new(),
         }
     }
-
-    /// The positions one atom covers along `axis`, into `self.axis_cells`.
-    fn sample_axis(&mut self, rng: &mut Rng, axis: usize) {
-        let p = &self.patches;
-        let length = p.image_shape[axis];
-        let extent = rng.between(p.patch_min[axis] as i64, p.patch_max[axis] as i64) as usize;
-        self.axis_cells.clear();
-        if !p.contiguous[axis] {
-            let pool = &mut self.position_pools[axis];
-            rng.choose_into_prefix(pool, extent);
-            self.axis_cells.extend_from_slice(&pool[..extent]);
-        } else if p.wrap[axis] {
-            let start = rng.below(length);
-            self.axis_cells
-                .extend((0..extent).map(|i| (start + i) % length));
-        } else {
-            // Starting as far left as 1 - extent gives the edge cells the same chance
-            // of being covered as the middle ones. The run always meets the axis, so no
-            // atom comes out empty.
-            let start = rng.between(1 - extent as i64, length as i64 - 1);
-            let first = start.max(0) as usize;
-            let end = ((start + extent as i64) as usize).min(length);
-            self.axis_cells.extend(first..end);
-        }
-    }
 }
 
 impl AtomSampler for PatchSampler {
-    fn sample_node(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
-        out.clear();
+    fn append_atoms(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet) {
         for _ in 0..n_atoms {
             self.flat.clear();
             self.flat.push(0);
-            for axis in 0..self.strides.len() {
-                self.sample_axis(rng, axis);
-                let stride = self.strides[axis];
+            for axis in 0..self.placer.n_axes() {
+                let extent = self.patches.draw_extent(rng, axis);
+                self.placer.place(rng, axis, extent, &mut self.axis_cells);
                 self.next_flat.clear();
                 for &base in &self.flat {
-                    for &cell in &self.axis_cells {
-                        self.next_flat.push(base + (cell * stride) as u32);
+                    for cell in &self.axis_cells {
+                        self.next_flat.push(base + cell.flat);
                     }
                 }
                 std::mem::swap(&mut self.flat, &mut self.next_flat);

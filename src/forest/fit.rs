@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::{with_threads, Forest, MAX_CLASSES, MAX_FEATURES};
 use crate::atoms::AtomKind;
-use crate::data::{Feature, Rows, RunningSums};
+use crate::data::{sums_stay_exact, Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
 use crate::params::ForestParams;
 use crate::rng::Rng;
@@ -19,7 +19,7 @@ use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree};
 /// sums): a copy pays off where trees are deep, so that every row is read at many levels.
 const COPY_MIN_LEAF_DEPTH: f64 = 8.0;
 
-/// Mean run length of patch atoms from which splits are searched through running sums:
+/// Mean run length of atoms ([`AtomKind::mean_run_length`]) from which splits are searched through running sums:
 /// a run costs two reads there instead of one per cell.
 const RUNNING_SUMS_MIN_RUN_LENGTH: f64 = 4.0;
 
@@ -115,12 +115,20 @@ impl Forest {
         let axis_aligned = params.atoms == AtomKind::AxisAligned;
         let n_atoms = params.max_features.resolve(n_features, axis_aligned)?;
         let n_estimation = honest_size(params.honest_fraction, n_samples)?;
+        // Whole-valued X has whole projections on the dictionary's whole weights; they
+        // are exact (so counted by value, or read through running sums, with the same
+        // result) while they stay within the bound for the weights' size.
+        let bounds = params.atoms.weight_bounds();
+        let whole_values = rows.whole_values();
+        let exact_for = |max_weight| {
+            whole_values.filter(|&range| sums_stay_exact(range, n_features, max_weight))
+        };
 
         let settings = GrowSettings {
             rule: SplitRule {
                 criterion: params.criterion,
                 min_samples_leaf: params.min_samples_leaf,
-                whole_range: rows.whole_range(),
+                whole_range: exact_for(bounds.max_abs),
             },
             max_depth: params.max_depth.unwrap_or(usize::MAX),
             min_samples_split: params.min_samples_split,
@@ -141,11 +149,8 @@ impl Forest {
         let whole_range = settings.rule.whole_range;
         let byte_valued =
             matches!(whole_range, Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32);
-        let long_runs = matches!(
-            &params.atoms,
-            AtomKind::Patches(patches) if patches.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH
-        );
-        let running_sums = whole_range.is_some() && long_runs;
+        let long_runs = params.atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
+        let running_sums = long_runs && exact_for(bounds.spread).is_some();
         let trees = with_threads(params.n_threads, || {
             if !byte_valued && !running_sums {
                 return Ok(job.grow_range(&rows, SearchRows::direct(&rows), trees));

@@ -68,9 +68,10 @@ pub struct SplitRule {
     pub criterion: Criterion,
     /// Fewest samples either child may hold.
     pub min_samples_leaf: usize,
-    /// [`Rows::whole_range`] of X. When it is known, projections on atoms with unit
-    /// weights are whole numbers, and an atom taking few distinct values on a node is
-    /// counted by value instead of sorted.
+    /// [`Rows::whole_range`] of X for the weights of the node's atoms: only where it
+    /// is known that projections on atoms with whole weights are exact whole numbers.
+    /// Then an atom taking few distinct values on a node is counted by value instead of
+    /// sorted.
     pub whole_range: Option<(f32, f32)>,
 }
 
@@ -173,7 +174,7 @@ pub fn best_split<T: Feature>(
     let mut best = None;
 
     // Projections are kept as f32 (half the memory of every atom's sort keys) and keyed
-    // one atom at a time where they need sorting. Whole values (unit-weight atoms on
+    // one atom at a time where they need sorting. Whole values (whole-weight atoms on
     // whole-valued X) are counted where an atom takes few enough values for the node's
     // size, or put in order by counting sort where they span few values per sample.
     let table_entries = |span: usize| span * (node_counts.len() + 1) * TABLE_COPIES;
@@ -184,7 +185,7 @@ pub fn best_split<T: Feature>(
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
         let keys = &mut scratch.keys;
-        if rule.whole_range.is_some() && atoms.get(atom).has_unit_weights() {
+        if rule.whole_range.is_some() && atoms.get(atom).has_integer_weights() {
             let (low, high) = values
                 .iter()
                 .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
@@ -556,7 +557,7 @@ mod tests {
                 weight_of: (0..n_local).map(|_| [0.5, 1.0, 2.0][rng.below(3)]).collect(),
             };
             let rows = Rows::from_view(x.view()).unwrap();
-            prop_assert_eq!(rows.whole_range().is_some(), !halves || x.iter().all(|v| v.fract() == 0.0));
+            prop_assert_eq!(rows.whole_range(3).is_some(), !halves || x.iter().all(|v| v.fract() == 0.0));
             let mut atoms = AtomSet::default();
             atoms.clear();
             for f in 0..n_features as u32 {
@@ -564,6 +565,9 @@ mod tests {
             }
             // An oblique atom too, whose projections are sums.
             atoms.push_pairs(&mut [(0, 1.0), ((n_features - 1) as u32, -1.0)]);
+            // Whole weights beyond ±1 keep projections whole; a fractional one does not.
+            atoms.push_pairs(&mut [(0, 2.0), ((n_features - 1) as u32, -3.0)]);
+            atoms.push_pairs(&mut [((n_features - 1) as u32, 0.5)]);
             let classes: Vec<u32> = samples.iter().map(|&s| local.class_of[s as usize]).collect();
             let weights: Vec<f64> = samples.iter().map(|&s| local.weight_of[s as usize]).collect();
             let mut node_counts = vec![0.0; n_classes];
@@ -573,7 +577,7 @@ mod tests {
             let rule = SplitRule {
                 criterion: if entropy { Criterion::Entropy } else { Criterion::Gini },
                 min_samples_leaf,
-                whole_range: rows.whole_range().filter(|_| count_whole),
+                whole_range: rows.whole_range(3).filter(|_| count_whole),
             };
             let found = best_split(&rows, &local, &samples, &node_counts, &atoms, rule, &mut SplitScratch::default());
 
