@@ -11,6 +11,8 @@ use crate::error::{MorfError, Result};
 pub trait Feature: Copy + Clone + Send + Sync + 'static {
     /// The value as the engine compares it.
     fn to_f32(self) -> f32;
+    /// The value as given, for messages.
+    fn to_f64(self) -> f64;
     /// Whether the value is neither NaN nor infinite.
     fn is_finite_value(self) -> bool;
 }
@@ -19,6 +21,9 @@ impl Feature for f32 {
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
     }
     fn is_finite_value(self) -> bool {
         self.is_finite()
@@ -29,6 +34,9 @@ impl Feature for f64 {
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self as f32
+    }
+    fn to_f64(self) -> f64 {
+        self
     }
     fn is_finite_value(self) -> bool {
         // A finite f64 beyond f32's range would become infinite in the engine.
@@ -43,6 +51,9 @@ impl Feature for u8 {
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
     }
     fn is_finite_value(self) -> bool {
         true
@@ -79,15 +90,19 @@ impl<'a, T: Feature> Rows<'a, T> {
         })
     }
 
-    /// Rejects NaN and infinity, naming the first offending cell.
+    /// Rejects NaN, infinity and finite values beyond float32's range, naming the
+    /// first offending cell.
     pub fn check_finite(&self) -> Result<()> {
-        match self.values.iter().position(|v| !v.is_finite_value()) {
-            None => Ok(()),
-            Some(flat) => Err(MorfError::NonFiniteInput {
-                row: flat / self.n_features,
-                column: flat % self.n_features,
-            }),
-        }
+        let Some(flat) = self.values.iter().position(|v| !v.is_finite_value()) else {
+            return Ok(());
+        };
+        let (row, column) = (flat / self.n_features, flat % self.n_features);
+        let value = self.values[flat].to_f64();
+        Err(if value.is_finite() {
+            MorfError::TooLargeForFloat32 { row, column, value }
+        } else {
+            MorfError::NonFiniteInput { row, column }
+        })
     }
 
     /// The smallest and largest value of X when every value is a whole number small

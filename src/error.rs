@@ -36,6 +36,20 @@ pub enum MorfError {
         /// Column of the first such value.
         column: usize,
     },
+    /// A finite float64 in X is beyond the range of float32, the type values are
+    /// compared in.
+    #[error(
+        "X[{row}, {column}] = {value:e} is too large for float32 (whose largest value is \
+         about 3.4e38), the type the forest compares values in; rescale that feature"
+    )]
+    TooLargeForFloat32 {
+        /// Row of the first such value.
+        row: usize,
+        /// Column of the first such value.
+        column: usize,
+        /// The value.
+        value: f64,
+    },
     /// A class label is not below the number of classes.
     #[error("label {label} at sample {index} is out of range: labels must be in [0, {n_classes})")]
     LabelOutOfRange {
@@ -65,6 +79,14 @@ pub enum MorfError {
         /// What is wrong with its value.
         reason: String,
     },
+    /// Memory for a result could not be reserved.
+    #[error("cannot allocate {what}: {bytes} bytes are more than this machine provides")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// How much was asked for.
+        bytes: u128,
+    },
     /// Saved bytes could not be read back as a forest.
     #[error("cannot load forest: {0}")]
     Deserialize(String),
@@ -72,6 +94,26 @@ pub enum MorfError {
 
 /// Shorthand for `Result<T, MorfError>`.
 pub type Result<T> = std::result::Result<T, MorfError>;
+
+/// A vector of `rows * columns` copies of `value`, or [`MorfError::OutOfMemory`] when
+/// the memory cannot be had: for sizes that come from the caller, so that a request
+/// too large fails cleanly instead of aborting the process.
+pub(crate) fn try_filled<T: Clone>(
+    rows: usize,
+    columns: usize,
+    value: T,
+    what: &'static str,
+) -> Result<Vec<T>> {
+    let too_large = || MorfError::OutOfMemory {
+        what,
+        bytes: rows as u128 * columns as u128 * std::mem::size_of::<T>() as u128,
+    };
+    let len = rows.checked_mul(columns).ok_or_else(too_large)?;
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| too_large())?;
+    values.resize(len, value);
+    Ok(values)
+}
 
 pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> MorfError {
     MorfError::InvalidParameter {

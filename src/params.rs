@@ -7,6 +7,15 @@ use crate::error::{invalid, Result};
 use crate::split::Criterion;
 use crate::tree::HonestPrior;
 
+/// Most trees a forest may have: even trees of a single leaf take over 200 bytes each,
+/// so 2^24 trees already take more than 3 GiB.
+pub const MAX_ESTIMATORS: usize = 1 << 24;
+
+/// Most projections split search holds at once, per worker thread, when a node draws
+/// more candidate atoms than there are features (oblique and patch atoms): the root's
+/// samples on all its atoms, 2^28 float32 values or 1 GiB.
+pub const MAX_NODE_PROJECTIONS: usize = 1 << 28;
+
 /// How many candidate atoms a node draws (scikit-learn's `max_features`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum MaxFeatures {
@@ -24,8 +33,27 @@ pub enum MaxFeatures {
 
 impl MaxFeatures {
     /// The number of atoms per node for `n_features` features. Axis-aligned atoms
-    /// cannot outnumber the features; oblique and patch atoms may.
-    pub fn resolve(self, n_features: usize, axis_aligned: bool) -> Result<usize> {
+    /// cannot outnumber the features; oblique and patch atoms may, as long as a node's
+    /// projections on them (`n_samples` per atom at the root) number at most
+    /// [`MAX_NODE_PROJECTIONS`].
+    pub fn resolve(self, n_features: usize, n_samples: usize, axis_aligned: bool) -> Result<usize> {
+        let atoms = self.resolve_unbounded(n_features, axis_aligned)?;
+        let largest = (MAX_NODE_PROJECTIONS / n_samples.max(1)).max(n_features);
+        if atoms > largest {
+            return Err(invalid(
+                "max_features",
+                format!(
+                    "{atoms} candidate atoms per node is too large for {n_samples} \
+                     samples: split search holds every sample's projection on every atom \
+                     at once, and at most 2^28 projections (1 GiB per thread) are \
+                     allowed beyond one atom per feature, so at most {largest} atoms here"
+                ),
+            ));
+        }
+        Ok(atoms)
+    }
+
+    fn resolve_unbounded(self, n_features: usize, axis_aligned: bool) -> Result<usize> {
         let atoms = match self {
             MaxFeatures::Sqrt => (n_features as f64).sqrt() as usize,
             MaxFeatures::Log2 => (n_features as f64).log2() as usize,
@@ -37,6 +65,7 @@ impl MaxFeatures {
                         format!("a fraction must be in {range}, got {f}"),
                     ));
                 }
+                // Saturates at usize::MAX, which the bound above then rejects.
                 (f * n_features as f64) as usize
             }
             MaxFeatures::Count(k) => {
@@ -148,6 +177,16 @@ impl ForestParams {
     pub fn validate(&self) -> Result<()> {
         if self.n_estimators == 0 {
             return Err(invalid("n_estimators", "must be at least 1"));
+        }
+        if self.n_estimators > MAX_ESTIMATORS {
+            return Err(invalid(
+                "n_estimators",
+                format!(
+                    "{} is too large: at most {MAX_ESTIMATORS} trees (2^24), which \
+                     already take more than 3 GiB even as single leaves",
+                    self.n_estimators
+                ),
+            ));
         }
         if self.max_depth == Some(0) {
             return Err(invalid(

@@ -63,8 +63,8 @@ fn scores_safely(forest: &Forest, x: &Array2<f32>) {
     }
     forest.apply(x.view(), 1).unwrap();
     for importances in [
-        forest.split_count_importances(),
-        forest.impurity_importances(),
+        forest.split_count_importances().unwrap(),
+        forest.impurity_importances().unwrap(),
     ] {
         assert!(importances.iter().all(|v| v.is_finite() && *v >= 0.0));
     }
@@ -323,4 +323,25 @@ fn declared_lengths_beyond_the_bytes_fail_without_allocating() {
     crafted.push(length as u8);
     crafted.extend_from_slice(&stump[9..]);
     assert!(Forest::from_bytes(&crafted).is_err());
+}
+
+#[test]
+fn results_too_large_for_memory_are_an_error_not_an_abort() {
+    // Valid bytes: 2^24 classes, leaves that cast no vote. Probabilities for a million
+    // rows would take 128 TiB.
+    let mut crafted = ForestV2::stump();
+    crafted.n_classes = MAX_CLASSES;
+    let tree = &mut crafted.trees[0];
+    tree.n_classes = MAX_CLASSES as u32;
+    tree.leaf_values.clear();
+    tree.nodes[1] = NodeV2::Leaf { posterior: None };
+    tree.nodes[2] = NodeV2::Leaf { posterior: None };
+    let forest = crafted.load().unwrap();
+    let rows = Array2::<f32>::zeros((1_000_000, 3));
+    let error = forest.predict_proba(rows.view(), 1).unwrap_err();
+    assert!(
+        matches!(error, morf_rs::MorfError::OutOfMemory { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("the probabilities"), "{error}");
 }

@@ -390,8 +390,8 @@ fn importances_point_at_the_informative_feature() {
         )
         .unwrap();
         for importances in [
-            forest.split_count_importances(),
-            forest.impurity_importances(),
+            forest.split_count_importances().unwrap(),
+            forest.impurity_importances().unwrap(),
         ] {
             assert!((importances.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             let top = (0..12)

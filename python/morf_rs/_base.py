@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from morf_rs._core import Forest
+from morf_rs._core import MAX_ESTIMATORS, Forest
 from morf_rs._params import (
     FOREST_PARAMS,
     MAX_FEATURES_OBLIQUE,
@@ -152,7 +152,9 @@ class BaseObliqueForest(BaseEstimator):
 
     def _engine_params(self, n_samples, n_features):
         params = {
-            "n_estimators": check_int("n_estimators", self.n_estimators, 1),
+            "n_estimators": check_int(
+                "n_estimators", self.n_estimators, 1, MAX_ESTIMATORS
+            ),
             "atoms": self._atoms,
             "max_features": self._check_max_features(n_features),
             "max_depth": None

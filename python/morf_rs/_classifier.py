@@ -10,7 +10,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from morf_rs._base import BaseObliqueForest
 from morf_rs._core import Forest
 from morf_rs._params import CLASSIFIER_CRITERION, CLASSIFIER_PARAMS
-from morf_rs._validation import check_choice, resolve_n_threads, validate_X_y
+from morf_rs._validation import (
+    check_choice,
+    resolve_n_threads,
+    scaled_to_one,
+    validate_X_y,
+)
 
 __all__ = ["ForestClassifier"]
 
@@ -66,7 +71,13 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         if self.class_weight is None:
             return sample_weight
         class_weight = compute_sample_weight(self.class_weight, y)
-        return class_weight if sample_weight is None else sample_weight * class_weight
+        if not np.all(np.isfinite(class_weight) & (class_weight >= 0)):
+            raise ValueError("class_weight must be finite and non-negative.")
+        if sample_weight is None:
+            return class_weight
+        # Each scaled to a largest weight of 1 first, so that the product of two large
+        # finite weights cannot overflow; only ratios of weights matter.
+        return scaled_to_one(sample_weight) * scaled_to_one(class_weight)
 
     def _fit_engine(self, X, y_index, sample_weight, params, n_threads, fitted):
         n_classes = fitted["n_classes_"]

@@ -5,10 +5,14 @@ from typing import Literal, TypedDict, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FORMAT_VERSION", "Forest"]
+__all__ = ["FORMAT_VERSION", "MAX_ESTIMATORS", "Forest", "_panic_in_engine"]
 
 # Version of the bytes written by Forest.to_bytes.
 FORMAT_VERSION: int
+# Most trees a forest may have.
+MAX_ESTIMATORS: int
+
+def _panic_in_engine() -> None: ...
 
 _FloatMatrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 

@@ -144,7 +144,8 @@ RUN_PARAMS = (
         "n_jobs",
         None,
         "int",
-        "Threads for fit and predict: None is 1, -1 all cores, -2 all but one.",
+        "Threads for fit and predict: None is 1, -1 all cores, -2 all but one; "
+        "never more than the available cores.",
     ),
     Param(
         "random_state",

@@ -82,12 +82,20 @@ def is_int(value):
     )
 
 
+# Largest int the engine takes (its counts are 64-bit).
+MAX_ENGINE_INT = 2**63 - 1
+
+
 def check_int(name, value, minimum, maximum=None):
     if not is_int(value):
         raise TypeError(f"{name} must be an int, got {value!r}.")
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = "" if maximum is None else f" and <= {maximum}"
-        raise ValueError(f"{name} must be >= {minimum}{upper}, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}.")
+    limit = MAX_ENGINE_INT if maximum is None else min(maximum, MAX_ENGINE_INT)
+    if value > limit:
+        raise ValueError(
+            f"{name} must be >= {minimum} and <= {limit}, got {value!r}: too large."
+        )
     return int(value)
 
 
@@ -117,7 +125,11 @@ def check_bool(name, value):
 
 
 def resolve_n_threads(n_jobs):
-    """scikit-learn's n_jobs: None is one thread, -1 all cores, -2 all but one."""
+    """scikit-learn's n_jobs: None is one thread, -1 all cores, -2 all but one.
+
+    Never more threads than available cores: more would only add start-up time and
+    contention (scikit-learn's joblib backend has the same effect).
+    """
     if n_jobs is None:
         return 1
     if not is_int(n_jobs):
@@ -127,9 +139,10 @@ def resolve_n_threads(n_jobs):
             "n_jobs=0 does not name a number of threads; use None or 1 for one "
             "thread, -1 for all cores."
         )
+    cores = cpu_count()
     if n_jobs < 0:
-        return max(1, cpu_count() + 1 + int(n_jobs))
-    return int(n_jobs)
+        return max(1, cores + 1 + int(n_jobs))
+    return min(int(n_jobs), cores)
 
 
 def resolve_fraction_or_count(name, value, n_samples, minimum, high_open):
@@ -138,6 +151,12 @@ def resolve_fraction_or_count(name, value, n_samples, minimum, high_open):
         return check_int(name, value, minimum)
     fraction = check_real(name, value, 0.0, 1.0, low_open=True, high_open=high_open)
     return max(minimum, math.ceil(fraction * n_samples))
+
+
+def scaled_to_one(weights):
+    """Non-negative ``weights`` divided by the largest (unchanged when all are 0)."""
+    largest = weights.max()
+    return weights / largest if largest > 0 else weights
 
 
 def per_axis(name, value, ndim):

@@ -9,7 +9,7 @@ use super::{with_threads, Forest, MAX_CLASSES, MAX_FEATURES};
 use crate::atoms::AtomKind;
 use crate::data::{sums_stay_exact, Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
-use crate::params::ForestParams;
+use crate::params::{ForestParams, MaxSamples};
 use crate::rng::Rng;
 use crate::split::{LocalSamples, SplitRule, SplitScratch};
 use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree};
@@ -113,7 +113,9 @@ impl Forest {
         rows.check_finite()?;
         params.atoms.validate(n_features)?;
         let axis_aligned = params.atoms == AtomKind::AxisAligned;
-        let n_atoms = params.max_features.resolve(n_features, axis_aligned)?;
+        let n_atoms = params
+            .max_features
+            .resolve(n_features, n_samples, axis_aligned)?;
         let n_estimation = honest_size(params.honest_fraction, n_samples)?;
         // Whole-valued X has whole projections on the dictionary's whole weights; they
         // are exact (so counted by value, or read through running sums, with the same
@@ -138,6 +140,14 @@ impl Forest {
         };
         if let Some(max_samples) = params.max_samples {
             max_samples.resolve(n_samples - n_estimation)?;
+            if let MaxSamples::Count(count) = max_samples {
+                if count > n_samples {
+                    return Err(invalid(
+                        "max_samples",
+                        format!("a count must be at most n_samples ({n_samples}), got {count}"),
+                    ));
+                }
+            }
         }
         let job = TrainingJob {
             params,
@@ -299,7 +309,9 @@ impl TrainingJob<'_> {
 }
 
 /// Unit weights when none are given; otherwise checks they are finite, non-negative
-/// and not all zero.
+/// and not all zero, and divides them by the largest. Splits and leaves depend only on
+/// ratios of weights, so the trees are the same; sums of squared class weights (Gini)
+/// and node totals then stay finite whatever finite weights were given.
 fn check_sample_weight(sample_weight: Option<&[f64]>, n_samples: usize) -> Result<Vec<f64>> {
     let Some(weights) = sample_weight else {
         return Ok(vec![1.0; n_samples]);
@@ -318,10 +330,11 @@ fn check_sample_weight(sample_weight: Option<&[f64]>, n_samples: usize) -> Resul
     {
         return Err(MorfError::InvalidSampleWeight { index, value });
     }
-    if weights.iter().sum::<f64>() <= 0.0 {
+    let largest = weights.iter().copied().fold(0.0, f64::max);
+    if largest <= 0.0 {
         return Err(MorfError::ZeroTotalWeight);
     }
-    Ok(weights.to_vec())
+    Ok(weights.iter().map(|&weight| weight / largest).collect())
 }
 
 /// Size of each tree's estimation sample; both parts must keep at least one sample.

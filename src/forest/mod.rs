@@ -14,6 +14,11 @@ use crate::tree::{Tree, TreeStats};
 pub use fit::Targets;
 pub use format::FORMAT_VERSION;
 
+/// Cores this process may run on; 1 when that cannot be told.
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Most features a forest may have: atoms name features with `u32`.
 pub const MAX_FEATURES: usize = u32::MAX as usize;
 
@@ -77,10 +82,12 @@ impl Forest {
     }
 }
 
-/// Runs `job` in a rayon pool of `n_threads` threads (0: one per core).
+/// Runs `job` in a rayon pool of `n_threads` threads, at most one per available core
+/// (0: one per core). More threads than cores would only add start-up time and
+/// contention (scikit-learn's joblib backend has the same effect).
 fn with_threads<R: Send>(n_threads: usize, job: impl FnOnce() -> Result<R> + Send) -> Result<R> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n_threads)
+        .num_threads(n_threads.min(available_cores()))
         .build()
         .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))?;
     pool.install(job)

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::{with_threads, Forest};
 use crate::data::{Feature, Rows};
-use crate::error::{MorfError, Result};
+use crate::error::{try_filled, MorfError, Result};
 
 /// Rows scored together: enough to amortise walking each tree, few enough to keep the
 /// rows in cache.
@@ -22,7 +22,7 @@ impl Forest {
     ) -> Result<Array2<f64>> {
         let rows = self.scoring_rows(x)?;
         let n_classes = self.n_classes;
-        let mut proba = vec![0.0f64; rows.n_samples * n_classes];
+        let mut proba = try_filled(rows.n_samples, n_classes, 0.0f64, "the probabilities")?;
         let score_chunk = |(chunk, out): (usize, &mut [f64])| {
             let first = chunk * SCORE_CHUNK;
             let n_rows = out.len() / n_classes;
@@ -90,7 +90,7 @@ impl Forest {
     pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
         let rows = self.scoring_rows(x)?;
         let n_trees = self.trees.len();
-        let mut leaves = vec![0u32; rows.n_samples * n_trees];
+        let mut leaves = try_filled(rows.n_samples, n_trees, 0u32, "the leaf ids")?;
         let fill = |(chunk, out): (usize, &mut [u32])| {
             let first = chunk * SCORE_CHUNK;
             let n_rows = out.len() / n_trees;

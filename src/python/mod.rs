@@ -5,7 +5,9 @@
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -14,8 +16,31 @@ use crate::{
     Patches,
 };
 
+/// The Python exception for an engine error: MemoryError when memory ran out,
+/// ValueError for everything the caller can fix.
 fn value_error(error: MorfError) -> PyErr {
-    PyValueError::new_err(error.to_string())
+    match error {
+        MorfError::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
+        _ => PyValueError::new_err(error.to_string()),
+    }
+}
+
+/// Runs the body of a binding, turning a panic into a RuntimeError. A panic is a bug
+/// of this package, never the caller's fault: pyo3 would raise PanicException, which
+/// derives from BaseException and so escapes `except Exception`.
+fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        Err(PyRuntimeError::new_err(format!(
+            "internal error in morf_rs: {message}. This is a bug in morf_rs, not a \
+             problem with your data or parameters; please report it on the morf_rs \
+             issue tracker with the morf_rs version and a script that reproduces it."
+        )))
+    })
 }
 
 /// A 2-D C-contiguous float32 or float64 array, borrowed.
@@ -85,16 +110,18 @@ impl PyForest {
         params: &Bound<'_, PyDict>,
         n_threads: usize,
     ) -> PyResult<PyForest> {
-        let mut params = parse_params(params)?;
-        params.n_threads = n_threads;
-        let samples = Samples::borrow(x)?;
-        let y = y.as_slice()?;
-        let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
-        let forest = with_view!(py, samples, |view| Forest::fit(
-            &params, view, y, n_classes, weights
-        ))
-        .map_err(value_error)?;
-        Ok(PyForest { forest })
+        guarded(|| {
+            let mut params = parse_params(params)?;
+            params.n_threads = n_threads;
+            let samples = Samples::borrow(x)?;
+            let y = y.as_slice()?;
+            let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
+            let forest = with_view!(py, samples, |view| Forest::fit(
+                &params, view, y, n_classes, weights
+            ))
+            .map_err(value_error)?;
+            Ok(PyForest { forest })
+        })
     }
 
     /// Mean class distribution of the trees, shape (n_samples, n_classes).
@@ -104,12 +131,14 @@ impl PyForest {
         x: &Bound<'py, PyAny>,
         n_threads: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let samples = Samples::borrow(x)?;
-        let proba = with_view!(py, samples, |view| self
-            .forest
-            .predict_proba(view, n_threads))
-        .map_err(value_error)?;
-        Ok(proba.into_pyarray(py))
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            let proba = with_view!(py, samples, |view| self
+                .forest
+                .predict_proba(view, n_threads))
+            .map_err(value_error)?;
+            Ok(proba.into_pyarray(py))
+        })
     }
 
     /// Leaf node id per sample and tree, shape (n_samples, n_estimators).
@@ -119,48 +148,52 @@ impl PyForest {
         x: &Bound<'py, PyAny>,
         n_threads: usize,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let samples = Samples::borrow(x)?;
-        let leaves = with_view!(py, samples, |view| self.forest.apply(view, n_threads))
-            .map_err(value_error)?;
-        Ok(leaves.mapv(i64::from).into_pyarray(py))
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            let leaves = with_view!(py, samples, |view| self.forest.apply(view, n_threads))
+                .map_err(value_error)?;
+            Ok(leaves.mapv(i64::from).into_pyarray(py))
+        })
     }
 
     /// The seeds' importance: normalised counts of features in chosen split atoms.
-    fn split_count_importances<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.forest.split_count_importances().into_pyarray(py)
+    fn split_count_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        guarded(|| {
+            let importances = self.forest.split_count_importances();
+            Ok(importances.map_err(value_error)?.into_pyarray(py))
+        })
     }
 
     /// Impurity-weighted importance.
-    fn impurity_importances<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.forest.impurity_importances().into_pyarray(py)
+    fn impurity_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        guarded(|| {
+            let importances = self.forest.impurity_importances();
+            Ok(importances.map_err(value_error)?.into_pyarray(py))
+        })
     }
 
     /// Per-tree statistics as a dict of arrays.
     fn tree_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let stats = self.forest.tree_stats();
-        let column = |f: fn(&crate::TreeStats) -> i64| stats.iter().map(f).collect::<Vec<_>>();
-        let dict = PyDict::new(py);
-        dict.set_item("max_depth", column(|s| s.max_depth as i64).into_pyarray(py))?;
-        dict.set_item("n_leaves", column(|s| s.n_leaves as i64).into_pyarray(py))?;
-        dict.set_item("n_nodes", column(|s| s.n_nodes as i64).into_pyarray(py))?;
-        let mean_depth: Vec<f64> = stats.iter().map(|s| s.mean_leaf_depth).collect();
-        dict.set_item("mean_leaf_depth", mean_depth.into_pyarray(py))?;
-        Ok(dict)
+        guarded(|| self.tree_stats_dict(py))
     }
 
     /// The forest as versioned bytes.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let bytes = py.detach(|| self.forest.to_bytes());
-        PyBytes::new(py, &bytes)
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        guarded(|| {
+            let bytes = py.detach(|| self.forest.to_bytes());
+            Ok(PyBytes::new(py, &bytes))
+        })
     }
 
     /// Reads bytes written by `to_bytes`.
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyForest> {
-        let forest = py
-            .detach(|| Forest::from_bytes(data))
-            .map_err(value_error)?;
-        Ok(PyForest { forest })
+        guarded(|| {
+            let forest = py
+                .detach(|| Forest::from_bytes(data))
+                .map_err(value_error)?;
+            Ok(PyForest { forest })
+        })
     }
 
     #[getter]
@@ -179,13 +212,36 @@ impl PyForest {
     }
 }
 
+impl PyForest {
+    fn tree_stats_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = self.forest.tree_stats();
+        let column = |f: fn(&crate::TreeStats) -> i64| stats.iter().map(f).collect::<Vec<_>>();
+        let dict = PyDict::new(py);
+        dict.set_item("max_depth", column(|s| s.max_depth as i64).into_pyarray(py))?;
+        dict.set_item("n_leaves", column(|s| s.n_leaves as i64).into_pyarray(py))?;
+        dict.set_item("n_nodes", column(|s| s.n_nodes as i64).into_pyarray(py))?;
+        let mean_depth: Vec<f64> = stats.iter().map(|s| s.mean_leaf_depth).collect();
+        dict.set_item("mean_leaf_depth", mean_depth.into_pyarray(py))?;
+        Ok(dict)
+    }
+}
+
 /// Reads `params[key]`, or `None` when absent or None.
 fn get<'py, T: FromPyObjectOwned<'py>>(
     params: &Bound<'py, PyDict>,
     key: &str,
 ) -> PyResult<Option<T>> {
     match params.get_item(key)? {
-        Some(value) if !value.is_none() => value.extract::<T>().map(Some).map_err(|_| {
+        Some(value) if !value.is_none() => value.extract::<T>().map(Some).map_err(|error| {
+            let error: PyErr = error.into();
+            if error.is_instance_of::<PyOverflowError>(value.py()) {
+                let negative = value.lt(0).unwrap_or(false);
+                return PyValueError::new_err(if negative {
+                    format!("parameter {key} must not be negative, got {value}")
+                } else {
+                    format!("parameter {key} is too large: got {value}, at most 2^64 - 1")
+                });
+            }
             PyTypeError::new_err(format!(
                 "parameter {key} has the wrong type: got {}",
                 value
@@ -270,7 +326,7 @@ fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
                     other => return Err(bad_choice("max_features", other, "'sqrt' or 'log2'")),
                 }
             } else if value.is_instance_of::<pyo3::types::PyInt>() {
-                MaxFeatures::Count(value.extract()?)
+                MaxFeatures::Count(get(params, "max_features")?.expect("not None"))
             } else {
                 MaxFeatures::Fraction(value.extract().map_err(|_| {
                     PyTypeError::new_err(
@@ -283,7 +339,7 @@ fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
     parsed.max_samples = match params.get_item("max_samples")? {
         Some(value) if !value.is_none() => {
             Some(if value.is_instance_of::<pyo3::types::PyInt>() {
-                MaxSamples::Count(value.extract()?)
+                MaxSamples::Count(get(params, "max_samples")?.expect("not None"))
             } else {
                 MaxSamples::Fraction(value.extract().map_err(|_| {
                     PyTypeError::new_err("max_samples must be None, an int or a float")
@@ -325,9 +381,17 @@ impl From<Patches> for AtomKind {
     }
 }
 
+/// Panics inside a guarded binding, so that tests can check what a bug turns into.
+#[pyfunction]
+fn _panic_in_engine(py: Python<'_>) -> PyResult<()> {
+    guarded(|| py.detach(|| panic!("a deliberate panic")))
+}
+
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyForest>()?;
+    module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
+    module.add("MAX_ESTIMATORS", crate::MAX_ESTIMATORS)?;
     Ok(())
 }

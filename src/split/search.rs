@@ -194,29 +194,41 @@ pub fn best_split<T: Feature>(
             if low == high {
                 continue; // constant along this atom
             }
-            let span = (high - low) as usize + 1;
-            let table = &mut scratch.by_value;
-            if span <= MAX_COUNTED_SPAN && table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
-                node.scan_counted(values, low, span, atom, table, &mut scratch.left, &mut best);
-                continue;
-            }
-            if span <= MAX_COUNTED_SPAN && span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
-                sort_whole_values(values, low, span, table, keys);
-                node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
-                continue;
+            // Projections are whole here unless X changed since its range was taken
+            // (another thread writing it): then the tree may be wrong, but a span
+            // that is NaN or too wide is sorted generally, and every offset stays
+            // inside its table.
+            let width = high - low;
+            if width < MAX_COUNTED_SPAN as f32 {
+                let span = width as usize + 1;
+                let table = &mut scratch.by_value;
+                if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+                    node.scan_counted(values, low, span, atom, table, &mut scratch.left, &mut best);
+                    continue;
+                }
+                if span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
+                    sort_whole_values(values, low, span, table, keys);
+                    node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
+                    continue;
+                }
             }
         }
-        keys.clear();
-        keys.extend(
-            values
-                .iter()
-                .enumerate()
-                .map(|(position, &value)| position_key(value, position as u32)),
-        );
-        sort_by_value(keys, &mut scratch.sort_buffer);
+        sort_generally(values, keys, &mut scratch.sort_buffer);
         node.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
     }
     best.map(|(_, candidate)| candidate)
+}
+
+/// Writes the [`position_key`]s of `values` (in node order) into `keys`, sorted.
+fn sort_generally(values: &[f32], keys: &mut Vec<u64>, sort_buffer: &mut Vec<u64>) {
+    keys.clear();
+    keys.extend(
+        values
+            .iter()
+            .enumerate()
+            .map(|(position, &value)| position_key(value, position as u32)),
+    );
+    sort_by_value(keys, sort_buffer);
 }
 
 /// What the scans of one node share: its samples' classes and weights in node order,
@@ -321,7 +333,7 @@ impl NodeScan<'_> {
     ) {
         let n_classes = self.counts.len();
         let offsets = &mut table.offsets;
-        whole_offsets(values, low, offsets);
+        whole_offsets(values, low, span, offsets);
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when its weight (always positive) is.
         let count_samples = self.min_leaf > 1;
@@ -394,18 +406,23 @@ impl NodeScan<'_> {
     }
 }
 
-/// Writes, per whole value in `values` (all in `low..low + MAX_COUNTED_SPAN`), its
-/// offset above `low`.
-fn whole_offsets(values: &[f32], low: f32, offsets: &mut Vec<u32>) {
+/// Writes, per whole value in `values` (all in `low..low + span`, `span` at most
+/// `MAX_COUNTED_SPAN`), its offset above `low`. Any other value (X changed while the
+/// tree grew) gets some offset below `span`: a wrong split at worst, never an index
+/// outside the tables.
+fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
     // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
-    // conversion that, unlike `as u32`, needs no range checks and so vectorises.
+    // conversion that, unlike `as u32`, needs no range checks and so vectorises, as
+    // does the bound.
     const SHIFT: f32 = MAX_COUNTED_SPAN as f32;
+    let last = span as u32 - 1;
     offsets.clear();
-    offsets.extend(
-        values
-            .iter()
-            .map(|&value| ((value - low) + SHIFT).to_bits() - SHIFT.to_bits()),
-    );
+    offsets.extend(values.iter().map(|&value| {
+        ((value - low) + SHIFT)
+            .to_bits()
+            .wrapping_sub(SHIFT.to_bits())
+            .min(last)
+    }));
 }
 
 /// Writes the [`position_key`]s of whole `values` (in node order, all in
@@ -418,7 +435,7 @@ fn sort_whole_values(
     table: &mut ValueTable,
     keys: &mut Vec<u64>,
 ) {
-    whole_offsets(values, low, &mut table.offsets);
+    whole_offsets(values, low, span, &mut table.offsets);
     // `starts[v]` becomes the first slot of value `v` in `keys`.
     let starts = &mut table.counts;
     starts.clear();
@@ -611,6 +628,66 @@ mod tests {
                 (found, brute) => prop_assert!(false, "engine {found:?}, brute force {brute:?}"),
             }
         }
+    }
+
+    #[test]
+    fn projections_that_are_not_whole_after_all_stay_inside_the_tables() {
+        // X written by another thread after its whole range was taken: the rule says
+        // the projections are whole, and they are not. A wrong split is acceptable,
+        // an index out of bounds is not.
+        let pool = [
+            0.0f32,
+            1.0,
+            2.0,
+            0.5,
+            2.75,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e30,
+            -1e30,
+            8_388_607.0,
+            -0.0,
+        ];
+        let mut rng = crate::rng::Rng::new(9, 0);
+        for _ in 0..2000 {
+            let n = 2 + rng.below(40);
+            let x = Array2::from_shape_fn((n, 2), |_| pool[rng.below(pool.len())]);
+            let rows = Rows::from_view(x.view()).unwrap();
+            let local = LocalSamples {
+                row_of: (0..n as u32).collect(),
+                class_of: (0..n).map(|i| (i % 3) as u32).collect(),
+                weight_of: vec![1.0; n],
+            };
+            let samples: Vec<u32> = (0..n as u32).collect();
+            let mut node_counts = vec![0.0; 3];
+            for &class in &local.class_of {
+                node_counts[class as usize] += 1.0;
+            }
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            atoms.push_unit(&mut [0]);
+            atoms.push_unit(&mut [0, 1]);
+            let rule = SplitRule {
+                criterion: Criterion::Gini,
+                min_samples_leaf: 1 + rng.below(2),
+                whole_range: Some((0.0, 2.0)),
+            };
+            let mut scratch = SplitScratch::default();
+            best_split(
+                &rows,
+                &local,
+                &samples,
+                &node_counts,
+                &atoms,
+                rule,
+                &mut scratch,
+            );
+        }
+        let mut offsets = Vec::new();
+        whole_offsets(&pool, 0.0, 3, &mut offsets);
+        assert_eq!(&offsets[..3], &[0, 1, 2]);
+        assert!(offsets.iter().all(|&offset| offset < 3), "{offsets:?}");
     }
 
     #[test]

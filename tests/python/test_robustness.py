@@ -133,3 +133,149 @@ def test_every_bit_flip_of_a_saved_forest_is_refused_or_harmless(small_morf):
     assert n_loaded == 0
     with pytest.raises(ValueError, match="trailing"):
         Forest.from_bytes(sealed(data[:-4] + b"\0"))
+
+
+def test_absurd_tree_and_atom_counts_are_refused_before_fitting():
+    """Failure 3: n_estimators=10**12 aborted, max_features=10**9 exhausted memory."""
+    output = run_isolated(
+        """
+        import numpy as np
+        from morf_rs import (
+            ManifoldObliqueForestClassifier,
+            RandomForestClassifier,
+            SparseObliqueForestClassifier,
+        )
+        X = np.random.default_rng(0).random((30, 16))
+        y = np.arange(30) % 2
+        cases = [
+            (RandomForestClassifier(n_estimators=10**12), "n_estimators"),
+            (RandomForestClassifier(n_estimators=2**62), "n_estimators"),
+            (SparseObliqueForestClassifier(max_features=10**9), "max_features"),
+            (ManifoldObliqueForestClassifier(max_features=1e9), "max_features"),
+        ]
+        for clf, name in cases:
+            try:
+                clf.fit(X, y)
+            except ValueError as error:
+                assert name in str(error) and "too large" in str(error), error
+                print("refused")
+        """
+    )
+    assert output.split() == ["refused"] * 4
+
+
+def test_n_jobs_is_capped_at_the_available_cores():
+    """Failure 4: n_jobs=2**40 started threads until the process was killed."""
+    from joblib import cpu_count
+
+    from morf_rs._validation import resolve_n_threads
+
+    assert resolve_n_threads(2**40) == cpu_count()
+    assert resolve_n_threads(1) == 1
+    output = run_isolated(
+        """
+        import numpy as np
+        from morf_rs import RandomForestClassifier
+        X = np.random.default_rng(0).random((40, 5))
+        y = np.arange(40) % 2
+        a = RandomForestClassifier(n_estimators=2, n_jobs=2**40, random_state=0)
+        b = RandomForestClassifier(n_estimators=2, random_state=0)
+        a.fit(X, y)
+        b.fit(X, y)
+        assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+        print("same")
+        """,
+        timeout=60,
+    )
+    assert output.split() == ["same"]
+
+
+@pytest.mark.parametrize("weight", [1e160, 1e308])
+def test_extreme_finite_weights_train_as_unit_weights(weight):
+    """Failure 5: weights of 1e308 gave NaN probabilities, 1e160 one-leaf trees."""
+    from morf_rs import RandomForestClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.random((60, 4))
+    y = (X[:, 0] > 0.5).astype(int)
+    reference = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    expected = reference.predict_proba(X)
+    for kwargs, fit_kwargs in [
+        ({}, {"sample_weight": np.full(60, weight)}),
+        ({"class_weight": {0: weight, 1: weight}}, {}),
+        (
+            {"class_weight": {0: weight, 1: weight}},
+            {"sample_weight": np.full(60, weight)},
+        ),
+    ]:
+        clf = RandomForestClassifier(n_estimators=5, random_state=0, **kwargs)
+        proba = clf.fit(X, y, **fit_kwargs).predict_proba(X)
+        np.testing.assert_array_equal(proba, expected)
+        assert clf.tree_stats_["n_leaves"].min() > 1
+
+
+def test_x_written_by_another_thread_during_fit_never_panics():
+    """Failure 6: a Rust panic (PanicException) escaped when X changed during fit."""
+    output = run_isolated(
+        """
+        import threading
+        import numpy as np
+        from morf_rs import ManifoldObliqueForestClassifier
+        rng = np.random.default_rng(0)
+        outcomes = set()
+        for attempt in range(40):
+            X = rng.integers(0, 4, size=(400, 32)).astype(np.float32)
+            y = np.arange(400) % 3
+            stop = threading.Event()
+            def scribble():
+                values = [np.nan, 0.5, 1e30, -7.25, 3.0]
+                k = 0
+                while not stop.is_set():
+                    X[k % 400, :] = values[k % len(values)]
+                    k += 1
+            writer = threading.Thread(target=scribble)
+            clf = ManifoldObliqueForestClassifier(
+                n_estimators=8, patch_max=8, random_state=attempt
+            )
+            writer.start()
+            try:
+                clf.fit(X, y)
+                outcomes.add("fitted")
+            except ValueError:
+                outcomes.add("ValueError")
+            finally:
+                stop.set()
+                writer.join()
+        print(sorted(outcomes))
+        """,
+        timeout=300,
+    )
+    assert "fitted" in output or "ValueError" in output
+
+
+def test_a_panic_in_the_engine_is_a_runtime_error_that_asks_for_a_report():
+    """Failure 6: PanicException is not even an Exception; a bug must be one."""
+    from morf_rs import _core
+
+    with pytest.raises(RuntimeError, match="bug in morf_rs.*report") as caught:
+        _core._panic_in_engine()
+    assert "a deliberate panic" in str(caught.value)
+
+
+def test_messages_say_what_is_too_large():
+    """Failure 7: 1e300 was called NaN or infinity, 2**64 'the wrong type'."""
+    from morf_rs import RandomForestClassifier
+
+    X = np.random.default_rng(2).random((20, 3))
+    y = np.arange(20) % 2
+    X[4, 1] = 1e300
+    with pytest.raises(ValueError, match=r"X\[4, 1\] = 1e300 is too large for float32"):
+        RandomForestClassifier(n_estimators=2).fit(X, y)
+    X[4, 1] = 0.5
+    for name in ["max_depth", "min_samples_split", "min_samples_leaf"]:
+        with pytest.raises(
+            ValueError, match=f"{name} must .*, got 18446744073709551616: too large"
+        ):
+            RandomForestClassifier(n_estimators=2, **{name: 2**64}).fit(X, y)
+    with pytest.raises(ValueError, match="max_depth is too large"):
+        Forest.fit(X, y.astype(np.uint32), 2, None, {"max_depth": 2**64}, 1)
