@@ -88,8 +88,11 @@ n_features. None means one axis of length n_features.
             None,
             "int or tuple of int",
             """
-Largest patch extent, per axis or one value for all axes; None is the
-whole axis.
+Largest patch extent, per axis or one value for all axes. None takes
+the square root of each axis's length, rounded down (at least patch_min):
+the extents the MORF papers chose for their images and signals (5 on a
+28-pixel axis, 10 on a 100-step signal), and fast on long axes. Pass the
+axis lengths (image_shape) for patches up to the whole axis.
 """,
         ),
         Param(
@@ -117,7 +120,10 @@ random distinct positions instead (e.g. for unordered sensors).
         ndim = len(shape)
         patch_min = per_axis_ints("patch_min", self.patch_min, shape)
         patch_max = (
-            list(shape)
+            [
+                min(length, max(low, math.isqrt(length)))
+                for low, length in zip(patch_min, shape)
+            ]
             if self.patch_max is None
             else per_axis_ints("patch_max", self.patch_max, shape)
         )

@@ -279,3 +279,23 @@ def test_messages_say_what_is_too_large():
             RandomForestClassifier(n_estimators=2, **{name: 2**64}).fit(X, y)
     with pytest.raises(ValueError, match="max_depth is too large"):
         Forest.fit(X, y.astype(np.uint32), 2, None, {"max_depth": 2**64}, 1)
+
+
+@pytest.mark.parametrize(
+    ("shape", "patch_min", "expected"),
+    [
+        ((28, 28), 1, [5, 5]),
+        ((100,), 1, [10]),
+        ((100_000,), 1, [316]),
+        ((3, 100), (2, 5), [2, 10]),
+        ((28, 28), (7, 1), [7, 5]),
+    ],
+)
+def test_default_patch_max_is_the_square_root_of_each_axis(shape, patch_min, expected):
+    """Failure 7: patches up to the whole axis made 100,000 features take minutes."""
+    clf = ManifoldObliqueForestClassifier(image_shape=shape, patch_min=patch_min)
+    n_features = int(np.prod(shape))
+    assert clf._atom_params(n_features)["patch_max"] == expected
+    # The whole axis stays available by asking for it.
+    clf.set_params(patch_max=shape)
+    assert clf._atom_params(n_features)["patch_max"] == list(shape)
