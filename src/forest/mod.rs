@@ -2,7 +2,7 @@
 //! (scoring), importances and saving, one file each.
 
 mod fit;
-mod format;
+pub(crate) mod format;
 mod importance;
 mod score;
 
