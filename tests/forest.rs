@@ -419,8 +419,8 @@ fn importances_of_every_family_point_at_the_informative_feature() {
         };
         let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
         for importances in [
-            forest.split_count_importances(),
-            forest.impurity_importances(),
+            forest.split_count_importances().unwrap(),
+            forest.impurity_importances().unwrap(),
         ] {
             assert!((importances.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             assert!(importances.iter().all(|&v| v >= 0.0));
