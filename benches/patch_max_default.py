@@ -140,29 +140,35 @@ def main(argv=None):
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    write_summary(rows, args)
+    return 0
+
+
+def write_summary(rows, args):
+    """Mean fit time and test error per experiment and patch_max, as markdown."""
     lines = [
         "| experiment | n | patch_max | resolved | fit (s) | test error |",
         "|---|---|---|---|---|---|",
     ]
-    keys = sorted(
-        {(r["experiment"], r["n"], r["patch_max"], r["resolved"]) for r in rows},
-        key=lambda k: [r["experiment"] for r in rows].index(k[0]),
+    keys = dict.fromkeys(
+        (r["experiment"], r["n"], r["patch_max"], r["resolved"]) for r in rows
     )
     for experiment, n, label, resolved in keys:
         mine = [
             r for r in rows if (r["experiment"], r["patch_max"]) == (experiment, label)
         ]
-        fit = np.mean([r["fit_s"] for r in mine])
-        errors = [r["test_error"] for r in mine if r["test_error"] != ""]
+        fit = np.mean([float(r["fit_s"]) for r in mine])
+        errors = [float(r["test_error"]) for r in mine if r["test_error"] != ""]
         error = f"{np.mean(errors):.4f}" if errors else ""
         lines.append(
             f"| {experiment} | {n} | {label} | {resolved} | {fit:.2f} | {error} |"
         )
     (RESULTS / "patch_max_default.md").write_text(
-        f"MORF, {args.trees} trees, n_jobs={args.jobs}, mean over {args.seeds} seeds, "
-        "5,000 test rows.\n\n" + "\n".join(lines) + "\n"
+        f"MORF, {args.trees} trees, n_jobs={args.jobs}, mean over {args.seeds} "
+        "seed(s), 5,000 test rows; written by benches/patch_max_default.py.\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
-    return 0
 
 
 if __name__ == "__main__":
