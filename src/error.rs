@@ -87,6 +87,9 @@ pub enum MorfError {
         /// How much was asked for.
         bytes: u128,
     },
+    /// The work was stopped through its cancel flag before it finished.
+    #[error("cancelled: the cancel flag was set before the work finished")]
+    Cancelled,
     /// Saved bytes could not be read back as a forest.
     #[error("cannot load forest: {0}")]
     Deserialize(String),

@@ -11,7 +11,8 @@
 //! `morf_rs` Python package.
 //!
 //! Start at [`Forest::fit`] with a [`ForestParams`]; choose the dictionary with
-//! [`AtomKind`] and, for MORF, [`Patches`].
+//! [`AtomKind`] and, for MORF, [`Patches`]. [`Forest::fit_with`] takes any targets and
+//! range of trees, and reports progress and stops on request through a [`FitControl`].
 
 #![warn(missing_docs)]
 
@@ -30,7 +31,10 @@ mod python;
 pub use atoms::{AtomKind, Patches};
 pub use data::Feature;
 pub use error::{MorfError, Result};
-pub use forest::{available_cores, Forest, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
+pub use forest::{
+    available_cores, FitControl, Forest, Progress, ProgressCallback, Targets, FORMAT_VERSION,
+    MAX_CLASSES, MAX_FEATURES,
+};
 pub use params::{ForestParams, MaxFeatures, MaxSamples, MAX_ESTIMATORS, MAX_NODE_PROJECTIONS};
 pub use split::Criterion;
 pub use tree::{HonestPrior, Node, Tree, TreeStats};

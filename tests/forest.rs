@@ -3,8 +3,8 @@
 use morf_rs::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
-    Patches, Targets,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples,
+    MorfError, Patches, Targets,
 };
 use ndarray::{s, Array2};
 
@@ -189,11 +189,12 @@ fn trees_grown_range_by_range_are_the_trees_grown_at_once() {
             labels: &y,
             n_classes: 2,
         };
-        let all = Forest::fit_with(&params, x.view(), targets, None, 0..12).unwrap();
+        let none = FitControl::new();
+        let all = Forest::fit_with(&params, x.view(), targets, None, 0..12, &none).unwrap();
         assert_eq!(all, Forest::fit(&params, x.view(), &y, 2, None).unwrap());
         let mut pieces = Vec::new();
         for range in [0..1, 1..5, 5..12] {
-            let part = Forest::fit_with(&params, x.view(), targets, None, range).unwrap();
+            let part = Forest::fit_with(&params, x.view(), targets, None, range, &none).unwrap();
             pieces.extend_from_slice(part.trees());
         }
         assert_eq!(pieces, all.trees(), "{:?}", params.atoms);
@@ -207,6 +208,7 @@ fn trees_grown_range_by_range_are_the_trees_grown_at_once() {
         },
         None,
         3..3,
+        &FitControl::new(),
     )
     .unwrap_err()
     .to_string();

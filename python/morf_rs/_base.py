@@ -28,6 +28,7 @@ from morf_rs._params import (
     make_init,
     parameters_section,
 )
+from morf_rs._progress import fit_progress
 from morf_rs._validation import (
     check_bool,
     check_int,
@@ -132,7 +133,22 @@ class BaseObliqueForest(BaseEstimator):
         -------
         self : object
             The fitted forest.
+
+        Notes
+        -----
+        Ctrl-C (KeyboardInterrupt) stops the fit within a fraction of a second.
+        A fit that raises, interrupted or not, leaves the forest as it was
+        before: a fitted forest keeps its previous model.
         """
+        previous = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(previous)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         X, y = self._validate_training_data(X, y)
         n_threads = resolve_n_threads(self.n_jobs)
         params = self._engine_params(*X.shape)
@@ -143,9 +159,16 @@ class BaseObliqueForest(BaseEstimator):
             # leaving the sample out (bootstrap draws included).
             keep = sample_weight > 0
             X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
-        self._forest = self._fit_engine(
-            X, targets, sample_weight, params, n_threads, fitted_attributes
-        )
+        with fit_progress(self._check_verbose(), type(self).__name__) as progress:
+            self._forest = self._fit_engine(
+                X,
+                targets,
+                sample_weight,
+                params,
+                n_threads,
+                progress,
+                fitted_attributes,
+            )
         for name, value in fitted_attributes.items():
             setattr(self, name, value)
         return self
@@ -182,6 +205,11 @@ class BaseObliqueForest(BaseEstimator):
             check_random_state(self.random_state).randint(_MAX_SEED)
         )
         return params
+
+    def _check_verbose(self):
+        if isinstance(self.verbose, (bool, np.bool_)):
+            return int(self.verbose)
+        return check_int("verbose", self.verbose, 0)
 
     def _check_max_features(self, n_features):
         value = self.max_features

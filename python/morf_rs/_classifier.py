@@ -79,9 +79,13 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         # finite weights cannot overflow; only ratios of weights matter.
         return scaled_to_one(sample_weight) * scaled_to_one(class_weight)
 
-    def _fit_engine(self, X, y_index, sample_weight, params, n_threads, fitted):
+    def _fit_engine(
+        self, X, y_index, sample_weight, params, n_threads, progress, fitted
+    ):
         n_classes = fitted["n_classes_"]
-        return Forest.fit(X, y_index, n_classes, sample_weight, params, n_threads)
+        return Forest.fit(
+            X, y_index, n_classes, sample_weight, params, n_threads, progress
+        )
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' leaf class distributions.

@@ -1,5 +1,6 @@
 """Type stub of the private Rust extension; use the classes in morf_rs instead."""
 
+from collections.abc import Callable
 from typing import Literal, TypedDict, final
 
 import numpy as np
@@ -49,6 +50,7 @@ class Forest:
         sample_weight: npt.NDArray[np.float64] | None,
         params: _Params,
         n_threads: int,
+        progress: Callable[[int, int], object] | None = None,
     ) -> Forest: ...
     def predict_proba(
         self, x: _FloatMatrix, n_threads: int

@@ -153,6 +153,16 @@ RUN_PARAMS = (
         "int, RandomState instance or None",
         "Seed of the trees; the same int gives the same forest for any n_jobs.",
     ),
+    Param(
+        "verbose",
+        0,
+        "int",
+        """
+1 or more reports the progress of fit on stderr: trees grown, time spent
+and an estimate of the time left, as a tqdm bar when tqdm is installed and
+stderr is a terminal, otherwise as a line at each tenth of the trees.
+""",
+    ),
 )
 
 

@@ -1,10 +1,12 @@
 //! Training: every tree grown in parallel from its own random streams.
 
 use std::ops::Range;
+use std::sync::atomic::AtomicBool;
 
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
+use super::control::{FitControl, TreeCounter};
 use super::{with_threads, Forest, MAX_CLASSES, MAX_FEATURES};
 use crate::atoms::AtomKind;
 use crate::data::{sums_stay_exact, Feature, Rows, RunningSums};
@@ -50,24 +52,31 @@ impl Forest {
             labels: y,
             n_classes,
         };
-        Forest::fit_with(params, x, targets, sample_weight, 0..params.n_estimators)
+        let all = 0..params.n_estimators;
+        Forest::fit_with(params, x, targets, sample_weight, all, &FitControl::new())
     }
 
     /// Trains trees `trees` (a non-empty range of tree indices) of the forest that
     /// `params` describes, on `x` (samples in rows), `targets` and optional
-    /// non-negative `sample_weight`.
+    /// non-negative `sample_weight`, reporting progress to and stopping on request of
+    /// `control`.
     ///
     /// Tree `i` draws only from random streams derived from (`params.random_state`,
     /// `i`), so the trees of `a..b` are the very trees that `0..n` (with `a <= b <= n`)
     /// would hold at those positions, whatever the number of threads: growing a forest
     /// range by range (more trees later, or parts on several machines) and putting the
     /// trees together in order gives the forest grown at once, bit for bit.
+    ///
+    /// A cancelled fit returns [`MorfError::Cancelled`] within a small fraction of a
+    /// second of the flag being set; one that is not cancelled returns exactly the
+    /// trees it would without `control`.
     pub fn fit_with<T: Feature>(
         params: &ForestParams,
         x: ArrayView2<'_, T>,
         targets: Targets<'_>,
         sample_weight: Option<&[f64]>,
         trees: Range<usize>,
+        control: &FitControl<'_>,
     ) -> Result<Forest> {
         params.validate()?;
         if trees.is_empty() {
@@ -155,6 +164,8 @@ impl Forest {
             weights: &weights,
             settings,
             n_estimation,
+            cancel: control.cancel_flag(),
+            counter: TreeCounter::new(control, trees.len()),
         };
         let whole_range = settings.rule.whole_range;
         let byte_valued =
@@ -163,13 +174,13 @@ impl Forest {
         let running_sums = long_runs && exact_for(bounds.spread).is_some();
         let trees = with_threads(params.n_threads, || {
             if !byte_valued && !running_sums {
-                return Ok(job.grow_range(&rows, SearchRows::direct(&rows), trees));
+                return job.grow_range(&rows, SearchRows::direct(&rows), trees);
             }
             // The first round of trees, one per thread, tells whether trees are deep.
             let first_round =
                 trees.start..trees.end.min(trees.start + rayon::current_num_threads());
             let rest = first_round.end..trees.end;
-            let mut trees = job.grow_range(&rows, SearchRows::direct(&rows), first_round);
+            let mut trees = job.grow_range(&rows, SearchRows::direct(&rows), first_round)?;
             let mean_leaf_depth = trees
                 .iter()
                 .map(|tree| tree.stats().mean_leaf_depth)
@@ -189,7 +200,7 @@ impl Forest {
             } else {
                 // The same projections from a quarter of the memory traffic.
                 job.grow_range(&rows, SearchRows::direct(&rows.to_bytes()), rest)
-            });
+            }?);
             Ok(trees)
         })?;
         Ok(Forest {
@@ -207,36 +218,43 @@ struct TrainingJob<'a> {
     weights: &'a [f64],
     settings: GrowSettings,
     n_estimation: usize,
+    cancel: &'a AtomicBool,
+    counter: TreeCounter<'a>,
 }
 
 impl TrainingJob<'_> {
     /// Grows trees `range` on X (`rows`), searching splits on `search`, in parallel on
-    /// the current thread pool.
+    /// the current thread pool; `Err(Cancelled)` once the cancel flag is set.
     fn grow_range<T: Feature, S: Feature>(
         &self,
         rows: &Rows<'_, T>,
         search: SearchRows<'_, S>,
         range: Range<usize>,
-    ) -> Vec<Tree> {
+    ) -> Result<Vec<Tree>> {
         // Split-search buffers live as long as a worker's run of trees: allocating them
         // per tree maps and faults in fresh pages every time, under a process-wide lock.
         range
             .into_par_iter()
             .map_init(SplitScratch::default, |scratch, t| {
-                self.grow(rows, search, t, scratch)
+                let tree = self.grow(rows, search, t, scratch);
+                if tree.is_some() {
+                    self.counter.tree_done();
+                }
+                tree.ok_or(MorfError::Cancelled)
             })
             .collect()
     }
 
-    /// Grows tree `t`. Its rows and its atoms come from two separate streams derived
-    /// from (seed, t), so neither depends on thread scheduling or on the other.
+    /// Grows tree `t`, or `None` once the cancel flag is set. Its rows and its
+    /// atoms come from two separate streams derived from (seed, t), so neither depends
+    /// on thread scheduling or on the other.
     fn grow<T: Feature, S: Feature>(
         &self,
         rows: &Rows<'_, T>,
         search: SearchRows<'_, S>,
         t: usize,
         scratch: &mut SplitScratch,
-    ) -> Tree {
+    ) -> Option<Tree> {
         let seed = self.params.random_state;
         let mut row_rng = Rng::new(seed, 2 * t as u64);
         let mut atom_rng = Rng::new(seed, 2 * t as u64 + 1);
@@ -275,7 +293,8 @@ impl TrainingJob<'_> {
             sampler.as_mut(),
             &mut atom_rng,
             scratch,
-        );
+            self.cancel,
+        )?;
         if self.n_estimation > 0 {
             estimation_rows.sort_unstable();
             estimation_rows
@@ -290,7 +309,7 @@ impl TrainingJob<'_> {
             }
             tree.fill_leaves_honestly(rows, &estimation, self.params.honest_prior, &empirical);
         }
-        tree
+        Some(tree)
     }
 
     /// The samples of `rows` with positive weight, each weighted by its draw count.

@@ -1,6 +1,7 @@
 //! The forest: trees trained in parallel ([`fit`](Forest::fit)), averaged posteriors
 //! (scoring), importances and saving, one file each.
 
+mod control;
 mod fit;
 pub(crate) mod format;
 mod importance;
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{invalid, Result};
 use crate::tree::{Tree, TreeStats};
 
+pub use control::{FitControl, Progress, ProgressCallback};
 pub use fit::Targets;
 pub use format::FORMAT_VERSION;
 
@@ -75,7 +77,6 @@ impl Forest {
         &self.trees
     }
 
-    /// Mean of the trees' leaf class distributions, one row per sample. Honest trees
     /// Depth, leaf and node counts of every tree.
     pub fn tree_stats(&self) -> Vec<TreeStats> {
         self.trees.iter().map(Tree::stats).collect()

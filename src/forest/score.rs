@@ -1,8 +1,11 @@
 //! Scoring: rows walked down every tree in parallel chunks.
 
+use std::sync::atomic::AtomicBool;
+
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 
+use super::control::{check_cancel, is_cancelled, NEVER_CANCELLED};
 use super::{with_threads, Forest};
 use crate::data::{Feature, Rows};
 use crate::error::{try_filled, MorfError, Result};
@@ -12,6 +15,7 @@ use crate::error::{try_filled, MorfError, Result};
 const SCORE_CHUNK: usize = 128;
 
 impl Forest {
+    /// Mean of the trees' leaf class distributions, one row per sample. Honest trees
     /// whose leaf casts no vote are left out of the mean; a sample no tree votes for
     /// gets the uniform distribution. Rows are scored in parallel on `n_threads`
     /// threads (0: every core).
@@ -19,6 +23,18 @@ impl Forest {
         &self,
         x: ArrayView2<'_, T>,
         n_threads: usize,
+    ) -> Result<Array2<f64>> {
+        self.predict_proba_cancellable(x, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`predict_proba`](Forest::predict_proba) that returns [`MorfError::Cancelled`]
+    /// soon after `cancel` is set: it is looked at before each tree walks each block of
+    /// rows, a few milliseconds of work at most.
+    pub fn predict_proba_cancellable<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
     ) -> Result<Array2<f64>> {
         let rows = self.scoring_rows(x)?;
         let n_classes = self.n_classes;
@@ -29,6 +45,9 @@ impl Forest {
             let mut votes = [0u32; SCORE_CHUNK];
             let mut leaves = [0u32; SCORE_CHUNK];
             for tree in &self.trees {
+                if is_cancelled(cancel) {
+                    return;
+                }
                 tree.leaves_of_rows(&rows, first, &mut leaves[..n_rows]);
                 for ((row_out, &leaf), row_votes) in
                     out.chunks_exact_mut(n_classes).zip(&leaves).zip(&mut votes)
@@ -64,6 +83,7 @@ impl Forest {
                 Ok(())
             })?;
         }
+        check_cancel(cancel)?;
         Ok(Array2::from_shape_vec((rows.n_samples, n_classes), proba)
             .expect("one probability per sample and class"))
     }
@@ -88,6 +108,17 @@ impl Forest {
 
     /// The id of the leaf each sample reaches in each tree, shape (samples, trees).
     pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
+        self.apply_cancellable(x, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`apply`](Forest::apply) that returns [`MorfError::Cancelled`] soon after
+    /// `cancel` is set, as [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
+    pub fn apply_cancellable<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Array2<u32>> {
         let rows = self.scoring_rows(x)?;
         let n_trees = self.trees.len();
         let mut leaves = try_filled(rows.n_samples, n_trees, 0u32, "the leaf ids")?;
@@ -96,6 +127,9 @@ impl Forest {
             let n_rows = out.len() / n_trees;
             let mut tree_leaves = [0u32; SCORE_CHUNK];
             for (t, tree) in self.trees.iter().enumerate() {
+                if is_cancelled(cancel) {
+                    return;
+                }
                 tree.leaves_of_rows(&rows, first, &mut tree_leaves[..n_rows]);
                 for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&tree_leaves) {
                     row_out[t] = leaf;
@@ -116,6 +150,7 @@ impl Forest {
                 Ok(())
             })?;
         }
+        check_cancel(cancel)?;
         Ok(Array2::from_shape_vec((rows.n_samples, n_trees), leaves)
             .expect("one leaf per sample and tree"))
     }

@@ -11,9 +11,15 @@ use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeErr
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+mod interrupt;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use interrupt::{run_interruptible, INLINE_WALKS};
+
 use crate::{
-    AtomKind, Criterion, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
-    Patches,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples,
+    MorfError, Patches, Progress, Targets,
 };
 
 /// The Python exception for an engine error: MemoryError when memory ran out,
@@ -73,18 +79,17 @@ impl<'py> Samples<'py> {
     }
 }
 
-/// Runs `$body` with `$view` bound to the array view of whichever dtype X has, without
-/// the GIL.
+/// Evaluates `$body` with `$view` bound to the array view of whichever dtype X has.
 macro_rules! with_view {
-    ($py:expr, $samples:expr, |$view:ident| $body:expr) => {
+    ($samples:expr, |$view:ident| $body:expr) => {
         match &$samples {
             Samples::F32(array) => {
                 let $view = array.as_array();
-                $py.detach(|| $body)
+                $body
             }
             Samples::F64(array) => {
                 let $view = array.as_array();
-                $py.detach(|| $body)
+                $body
             }
         }
     };
@@ -99,8 +104,11 @@ pub struct PyForest {
 #[pymethods]
 impl PyForest {
     /// Trains a forest; see the package's estimators for the meaning of `params`.
+    /// `progress(trees_done, n_trees)`, if given, is called on this thread as trees
+    /// are grown; Ctrl-C (or an exception from `progress`) stops the fit.
     #[staticmethod]
-    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads))]
+    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None))]
+    #[allow(clippy::too_many_arguments)]
     fn fit(
         py: Python<'_>,
         x: &Bound<'_, PyAny>,
@@ -109,6 +117,7 @@ impl PyForest {
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         params: &Bound<'_, PyDict>,
         n_threads: usize,
+        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyForest> {
         guarded(|| {
             let mut params = parse_params(params)?;
@@ -116,9 +125,35 @@ impl PyForest {
             let samples = Samples::borrow(x)?;
             let y = y.as_slice()?;
             let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
-            let forest = with_view!(py, samples, |view| Forest::fit(
-                &params, view, y, n_classes, weights
-            ))
+
+            let cancel = AtomicBool::new(false);
+            let trees_done = AtomicUsize::new(0);
+            let count = |p: Progress| trees_done.store(p.trees_done, Ordering::Relaxed);
+            let control = FitControl::new().with_progress(&count).with_cancel(&cancel);
+            let mut reported = 0;
+            let report = || {
+                let done = trees_done.load(Ordering::Relaxed);
+                match &progress {
+                    Some(callback) if done != reported => {
+                        reported = done;
+                        callback.call1((done, params.n_estimators)).map(drop)
+                    }
+                    _ => Ok(()),
+                }
+            };
+            let forest = with_view!(samples, |view| run_interruptible(
+                py,
+                &cancel,
+                || {
+                    let targets = Targets::Classes {
+                        labels: y,
+                        n_classes,
+                    };
+                    let trees = 0..params.n_estimators;
+                    Forest::fit_with(&params, view, targets, weights, trees, &control)
+                },
+                report
+            ))?
             .map_err(value_error)?;
             Ok(PyForest { forest })
         })
@@ -133,10 +168,10 @@ impl PyForest {
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         guarded(|| {
             let samples = Samples::borrow(x)?;
-            let proba = with_view!(py, samples, |view| self
-                .forest
-                .predict_proba(view, n_threads))
-            .map_err(value_error)?;
+            let proba = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                self.forest
+                    .predict_proba_cancellable(view, n_threads, cancel)
+            }))?;
             Ok(proba.into_pyarray(py))
         })
     }
@@ -150,8 +185,9 @@ impl PyForest {
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
         guarded(|| {
             let samples = Samples::borrow(x)?;
-            let leaves = with_view!(py, samples, |view| self.forest.apply(view, n_threads))
-                .map_err(value_error)?;
+            let leaves = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                self.forest.apply_cancellable(view, n_threads, cancel)
+            }))?;
             Ok(leaves.mapv(i64::from).into_pyarray(py))
         })
     }
@@ -223,6 +259,24 @@ impl PyForest {
         let mean_depth: Vec<f64> = stats.iter().map(|s| s.mean_leaf_depth).collect();
         dict.set_item("mean_leaf_depth", mean_depth.into_pyarray(py))?;
         Ok(dict)
+    }
+
+    /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
+    /// is short enough to run on the calling thread.
+    fn score<R: Send>(
+        &self,
+        py: Python<'_>,
+        n_rows: usize,
+        work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+    ) -> PyResult<R> {
+        let cancel = AtomicBool::new(false);
+        let walks = n_rows.saturating_mul(self.forest.trees().len());
+        let result = if walks < INLINE_WALKS {
+            py.detach(|| work(&cancel))
+        } else {
+            run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+        };
+        result.map_err(value_error)
     }
 }
 

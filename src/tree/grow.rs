@@ -1,3 +1,5 @@
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::{Node, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
@@ -54,7 +56,8 @@ struct Pending {
 
 /// Grows one tree depth-first on `local` (all of whose weights are positive), filling
 /// leaves with the class distributions of the samples that reach them. `scratch` only
-/// lends buffers: its contents never change the tree.
+/// lends buffers: its contents never change the tree. `None` once `cancel` is set,
+/// which is looked at before every node: a node is short next to a whole deep tree.
 pub(crate) fn grow_tree<T: Feature>(
     search: SearchRows<'_, T>,
     local: &LocalSamples,
@@ -62,7 +65,8 @@ pub(crate) fn grow_tree<T: Feature>(
     sampler: &mut dyn AtomSampler,
     rng: &mut Rng,
     scratch: &mut SplitScratch,
-) -> Tree {
+    cancel: &AtomicBool,
+) -> Option<Tree> {
     let n_classes = settings.n_classes;
     let mut tree = Tree {
         nodes: Vec::new(),
@@ -92,6 +96,9 @@ pub(crate) fn grow_tree<T: Feature>(
         right_of,
     }) = stack.pop()
     {
+        if cancel.load(Ordering::Relaxed) {
+            return None;
+        }
         let id = tree.nodes.len();
         if let Some(parent) = right_of {
             if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } =
@@ -195,7 +202,7 @@ pub(crate) fn grow_tree<T: Feature>(
         }
     }
     tree.shrink_to_fit();
-    tree
+    Some(tree)
 }
 
 /// Appends `counts` normalised to sum 1; uniform when they are all zero (a tree whose
@@ -206,5 +213,50 @@ pub(super) fn push_distribution(values: &mut Vec<f32>, counts: &[f64]) {
         values.extend(counts.iter().map(|&c| (c / total) as f32));
     } else {
         values.extend(std::iter::repeat_n(1.0 / counts.len() as f32, counts.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+
+    use super::*;
+    use crate::atoms::AtomKind;
+    use crate::split::{Criterion, SplitRule};
+
+    #[test]
+    fn a_set_cancel_flag_stops_growth_inside_the_tree() {
+        let x = Array2::from_shape_fn((30, 2), |(i, j)| ((i * 5 + j) % 7) as f32);
+        let rows = Rows::from_view(x.view()).unwrap();
+        let local = LocalSamples {
+            row_of: (0..30).collect(),
+            class_of: (0..30).map(|i| (i % 2) as u32).collect(),
+            weight_of: vec![1.0; 30],
+        };
+        let settings = GrowSettings {
+            rule: SplitRule {
+                criterion: Criterion::Gini,
+                min_samples_leaf: 1,
+                whole_range: None,
+            },
+            max_depth: usize::MAX,
+            min_samples_split: 2,
+            min_impurity_decrease: 0.0,
+            n_atoms: 2,
+            n_classes: 2,
+        };
+        let grow = |cancel: bool| {
+            grow_tree(
+                SearchRows::direct(&rows),
+                &local,
+                &settings,
+                AtomKind::AxisAligned.sampler(2).as_mut(),
+                &mut Rng::new(0, 1),
+                &mut SplitScratch::default(),
+                &AtomicBool::new(cancel),
+            )
+        };
+        assert!(grow(false).is_some_and(|tree| tree.nodes().len() > 1));
+        assert!(grow(true).is_none());
     }
 }

@@ -72,6 +72,7 @@ mod tests {
     use crate::rng::Rng;
     use crate::split::{Criterion, SplitRule, SplitScratch};
     use crate::tree::{grow_tree, GrowSettings, SearchRows};
+    use std::sync::atomic::AtomicBool;
 
     fn settings() -> GrowSettings {
         GrowSettings {
@@ -113,7 +114,9 @@ mod tests {
             sampler.as_mut(),
             &mut Rng::new(1, 1),
             &mut SplitScratch::default(),
-        );
+            &AtomicBool::new(false),
+        )
+        .expect("not cancelled");
         // A grown tree keeps no spare capacity (a forest holds many).
         assert_eq!(tree.nodes.capacity(), tree.nodes.len());
         assert_eq!(tree.leaf_values.capacity(), tree.leaf_values.len());
