@@ -4,7 +4,10 @@ Three scikit-learn classifiers share one engine and differ in the split
 directions their trees try: :class:`ManifoldObliqueForestClassifier` (patches of
 an image or windows of a signal), :class:`SparseObliqueForestClassifier` (sparse
 random combinations of features) and :class:`RandomForestClassifier` (single
-features). :mod:`morf_rs.datasets` generates the papers' simulated experiments.
+features). :mod:`morf_rs.dictionary` holds the atom families a MORF forest
+may mix (signed and weighted patches, single features, neighbourhoods in a
+graph), and :mod:`morf_rs.datasets` generates the papers' simulated
+experiments.
 """
 
 from importlib.metadata import PackageNotFoundError, version

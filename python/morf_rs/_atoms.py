@@ -18,6 +18,7 @@ from morf_rs._validation import (
     per_axis_bools,
     per_axis_ints,
 )
+from morf_rs.dictionary import Geometry, engine_dictionary
 
 __all__ = ["AxisAtoms", "ObliqueAtoms", "PatchAtoms"]
 
@@ -110,6 +111,20 @@ Whether patches are runs of adjacent cells along an axis; False takes
 random distinct positions instead (e.g. for unordered sensors).
 """,
         ),
+        Param(
+            "dictionary",
+            None,
+            "family or list of (family, probability)",
+            """
+The atom families split directions are drawn from (see
+:mod:`morf_rs.dictionary`), each with its probability (they sum to 1):
+signed patches (edges, lines), bumps, Gabor-like stripes, single features,
+sparse oblique combinations, neighbourhoods in a graph over the features.
+Image families lie on ``image_shape`` and take ``patch_min`` and
+``patch_max`` unless they set their own extents. None is the papers' MORF:
+patch sums only.
+""",
+        ),
     )
     _atom_attributes_doc = """    image_shape_ : tuple of int
         The resolved image shape.
@@ -139,12 +154,16 @@ random distinct positions instead (e.g. for unordered sensors).
                     f"{length}; patches must fit inside the image."
                 )
         self.image_shape_ = shape
+        wrap = per_axis_bools("wrap", self.wrap, ndim)
+        contiguous = per_axis_bools("contiguous", self.contiguous, ndim)
+        image = {"image_shape": list(shape), "wrap": wrap, "contiguous": contiguous}
+        if self.dictionary is None:
+            return {**image, "patch_min": patch_min, "patch_max": patch_max}
+        geometry = Geometry(n_features, shape, patch_min, patch_max, wrap, contiguous)
         return {
-            "image_shape": list(shape),
-            "patch_min": patch_min,
-            "patch_max": patch_max,
-            "wrap": per_axis_bools("wrap", self.wrap, ndim),
-            "contiguous": per_axis_bools("contiguous", self.contiguous, ndim),
+            **image,
+            "atoms": "dictionary",
+            "dictionary": engine_dictionary(self.dictionary, geometry),
         }
 
     def _check_image_shape(self, n_features):

@@ -17,9 +17,23 @@ def _panic_in_engine() -> None: ...
 
 _FloatMatrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
+class _Family(TypedDict, total=False):
+    family: Literal["axis", "oblique", "patches", "signed", "bumps", "gabors", "graph"]
+    probability: float
+    patch_min: list[int]
+    patch_max: list[int]
+    bands: int
+    feature_combinations: float
+    n_nodes: int
+    edges: npt.NDArray[np.uint32]
+    min_size: int
+    max_size: int
+    signed: bool
+
 class _Params(TypedDict, total=False):
     n_estimators: int
-    atoms: Literal["axis", "oblique", "patch"]
+    atoms: Literal["axis", "oblique", "patch", "dictionary"]
+    dictionary: list[_Family]
     feature_combinations: float
     image_shape: list[int]
     patch_min: list[int]

@@ -2,6 +2,8 @@
 //! `python/morf_rs/` wrap them. Python normalises the inputs; here they are checked
 //! strictly, borrowed without copying, and the GIL is released while the engine runs.
 
+mod atoms;
+
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods,
 };
@@ -18,8 +20,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use interrupt::{run_interruptible, INLINE_WALKS};
 
 use crate::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples,
-    MorfError, Patches, Progress, Targets,
+    Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
+    Progress, Targets,
 };
 
 /// The Python exception for an engine error: MemoryError when memory ran out,
@@ -281,7 +283,7 @@ impl PyForest {
 }
 
 /// Reads `params[key]`, or `None` when absent or None.
-fn get<'py, T: FromPyObjectOwned<'py>>(
+pub(super) fn get<'py, T: FromPyObjectOwned<'py>>(
     params: &Bound<'py, PyDict>,
     key: &str,
 ) -> PyResult<Option<T>> {
@@ -309,9 +311,10 @@ fn get<'py, T: FromPyObjectOwned<'py>>(
 }
 
 /// Every key `parse_params` reads; any other is a caller's typo.
-const PARAM_KEYS: [&str; 19] = [
+const PARAM_KEYS: [&str; 20] = [
     "n_estimators",
     "atoms",
+    "dictionary",
     "feature_combinations",
     "image_shape",
     "patch_min",
@@ -402,37 +405,12 @@ fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
         }
         _ => None,
     };
-    parsed.atoms = match get::<String>(params, "atoms")?.as_deref() {
-        None | Some("axis") => AtomKind::AxisAligned,
-        Some("oblique") => AtomKind::SparseOblique {
-            feature_combinations: get(params, "feature_combinations")?.unwrap_or(1.5),
-        },
-        Some("patch") => {
-            let image_shape: Vec<usize> = get(params, "image_shape")?
-                .ok_or_else(|| PyValueError::new_err("patch atoms need image_shape"))?;
-            let n_axes = image_shape.len();
-            let per_axis = |key: &str| -> PyResult<Vec<usize>> {
-                get(params, key)?
-                    .ok_or_else(|| PyValueError::new_err(format!("patch atoms need {key}")))
-            };
-            Patches::new(image_shape, per_axis("patch_min")?, per_axis("patch_max")?)
-                .with_wrap(get(params, "wrap")?.unwrap_or_else(|| vec![false; n_axes]))
-                .with_contiguous(get(params, "contiguous")?.unwrap_or_else(|| vec![true; n_axes]))
-                .into()
-        }
-        Some(other) => return Err(bad_choice("atoms", other, "'axis', 'oblique' or 'patch'")),
-    };
+    parsed.atoms = atoms::parse_atoms(params)?;
     Ok(parsed)
 }
 
-fn bad_choice(name: &str, got: &str, allowed: &str) -> PyErr {
+pub(super) fn bad_choice(name: &str, got: &str, allowed: &str) -> PyErr {
     PyValueError::new_err(format!("{name} must be {allowed}, got {got:?}"))
-}
-
-impl From<Patches> for AtomKind {
-    fn from(patches: Patches) -> Self {
-        AtomKind::Patches(patches)
-    }
 }
 
 /// Panics inside a guarded binding, so that tests can check what a bug turns into.
