@@ -345,3 +345,38 @@ fn results_too_large_for_memory_are_an_error_not_an_abort() {
     );
     assert!(error.to_string().contains("the probabilities"), "{error}");
 }
+
+#[test]
+fn forests_of_every_atom_kind_pass_the_loader_validation() {
+    use morf_rs::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
+    let (x, y) = halves(60, 7);
+    let image = Patches::new(vec![2, 3], vec![1, 1], vec![2, 2]);
+    let ring: Vec<(u32, u32)> = (0..6).map(|i| (i, (i + 1) % 6)).collect();
+    let graph = GraphAtoms {
+        graph: SamplingGraph::from_edges(6, &ring).unwrap(),
+        min_size: 1,
+        max_size: 3,
+        signed: true,
+    };
+    let kinds = [
+        AtomKind::SignedPatches(SignedPatches::new(image.clone(), 2)),
+        AtomKind::Bumps(image.clone()),
+        AtomKind::Gabors(image.clone()),
+        AtomKind::Graph(graph),
+        AtomKind::Mixture(vec![
+            (AtomKind::AxisAligned, 0.3),
+            (AtomKind::Gabors(image.clone()), 0.7),
+        ]),
+    ];
+    for atoms in kinds {
+        let params = ForestParams {
+            n_estimators: 3,
+            atoms: atoms.clone(),
+            random_state: 2,
+            ..ForestParams::default()
+        };
+        let forest = Forest::fit(&params, x.view(), &y, 3, None).unwrap();
+        let loaded = Forest::from_bytes(&forest.to_bytes());
+        assert_eq!(loaded.as_ref(), Ok(&forest), "{atoms:?}");
+    }
+}
