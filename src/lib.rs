@@ -28,6 +28,11 @@ pub mod tree;
 #[cfg(feature = "python")]
 mod python;
 
+/// The Rust program of README.md, compiled and run by `cargo test` so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use atoms::{AtomKind, Patches};
 pub use data::Feature;
 pub use error::{MorfError, Result};

@@ -10,8 +10,9 @@ graph), and :mod:`morf_rs.datasets` generates the papers' simulated
 experiments.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib.metadata as _metadata
 
+from morf_rs import datasets, dictionary
 from morf_rs._forest import (
     BaseObliqueForest,
     ManifoldObliqueForestClassifier,
@@ -20,8 +21,8 @@ from morf_rs._forest import (
 )
 
 try:
-    __version__ = version("morf_rs")
-except PackageNotFoundError:  # imported from a source tree without installing
+    __version__ = _metadata.version("morf_rs")
+except _metadata.PackageNotFoundError:  # imported from a source tree, not installed
     __version__ = "unknown"
 
 __all__ = [
@@ -30,4 +31,11 @@ __all__ = [
     "RandomForestClassifier",
     "SparseObliqueForestClassifier",
     "__version__",
+    "datasets",
+    "dictionary",
 ]
+
+
+def __dir__():
+    # What dir() and tab completion list: the public names, not helper imports.
+    return __all__

@@ -53,6 +53,12 @@ __all__ = [
     "grid_graph",
 ]
 
+
+def __dir__():
+    # What dir() and tab completion list: the families, not imports or helpers.
+    return __all__
+
+
 # How far the probabilities of a dictionary may sum from 1.
 _PROBABILITY_TOLERANCE = 1e-6
 

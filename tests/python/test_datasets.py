@@ -88,6 +88,24 @@ def test_bars_are_rows_or_columns():
     assert 9 < n_lines.mean() < 11  # k ~ Poisson(10)
 
 
+def test_noisy_bars_are_the_bars_plus_gaussian_noise():
+    X, y = make_bars(400, random_state=0)
+    X0, y0 = make_bars(400, random_state=0, noise=0.0)
+    np.testing.assert_array_equal(X0, X)
+    X_noisy, y_noisy = make_bars(400, random_state=0, noise=1.5)
+    np.testing.assert_array_equal(y_noisy, y)
+    assert X_noisy.dtype == np.float32
+    residual = X_noisy - X
+    assert residual.std() == pytest.approx(1.5, rel=0.02)
+    assert abs(residual.mean()) < 0.01
+
+
+@pytest.mark.parametrize("noise", [-0.1, float("nan"), float("inf"), "high"])
+def test_bars_noise_must_be_a_finite_non_negative_number(noise):
+    with pytest.raises(ValueError, match="noise must be a finite number >= 0"):
+        make_bars(10, noise=noise)
+
+
 def test_impulse_mean_is_the_decaying_impulse():
     X, y = make_impulse(20_000, random_state=0)
     t = np.arange(100)

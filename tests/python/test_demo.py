@@ -1,7 +1,11 @@
 """`python -m morf_rs demo` runs end to end."""
 
+import argparse
+import io
 import subprocess
 import sys
+
+from morf_rs.__main__ import run_demo
 
 
 def run_module(*args):
@@ -19,8 +23,11 @@ def test_demo_prints_a_table_and_progress():
     )
     assert result.returncode == 0, result.stderr
     assert "[1/8] circle, n_train=30: fitting MORF" in result.stderr
-    assert "[8/8] bars, n_train=60: fitting RF (axis-aligned)" in result.stderr
-    lines = result.stdout.splitlines()
+    assert "[8/8] noisy-bars, n_train=60: fitting RF (axis-aligned)" in result.stderr
+    explanation, table = result.stdout.split("\n\n")
+    assert explanation.startswith("circle: ")
+    assert "\nnoisy-bars: " in explanation
+    lines = table.splitlines()
     assert lines[0] == "n_test=100, n_estimators=5"
     assert lines[1].split() == [
         "experiment",
@@ -35,7 +42,7 @@ def test_demo_prints_a_table_and_progress():
     rows = [line.split() for line in lines[2:]]
     assert [row[:3] for row in rows] == [
         [name, n_train, model]
-        for name in ("circle", "bars")
+        for name in ("circle", "noisy-bars")
         for n_train in ("30", "60")
         for model in ("MORF", "RF")
     ]
@@ -52,7 +59,9 @@ def test_help_and_bad_usage():
     demo_help = run_module("demo", "--help")
     assert demo_help.returncode == 0
     assert "--n-train" in demo_help.stdout
-    assert run_module().returncode == 2
+    no_command = run_module()
+    assert no_command.returncode == 0, no_command.stderr
+    assert no_command.stdout == help_result.stdout
     bad = run_module("demo", "--n-train", "50", "0")
     assert bad.returncode == 2
     assert "--n-train, --n-test and --n-estimators must be at least 1" in bad.stderr
@@ -63,3 +72,17 @@ def test_package_imports_with_docstrings_stripped():
         [sys.executable, "-OO", "-c", "import morf_rs"], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_demo_shows_what_morf_does():
+    # At n_train=500 MORF's error must be well below the axis-aligned forest's on
+    # every experiment: the point of the demo.
+    args = argparse.Namespace(
+        n_train=[500], n_test=2000, n_estimators=40, n_jobs=-1, random_state=0
+    )
+    rows = run_demo(args, out=io.StringIO(), progress=io.StringIO())
+    errors = {(name, model): error for name, _, model, error, _ in rows}
+    for name in ("circle", "noisy-bars"):
+        morf, rf = errors[name, "MORF"], errors[name, "RF (axis-aligned)"]
+        assert morf < 0.5 * rf, (name, morf, rf)
+        assert rf - morf > 0.05, (name, morf, rf)
