@@ -15,6 +15,12 @@ pub trait Feature: Copy + Clone + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     /// Whether the value is neither NaN nor infinite.
     fn is_finite_value(self) -> bool;
+    /// `values` as bytes when `Self` is `u8`: training reads byte-valued X through
+    /// bytes, and X that is bytes already needs no copy.
+    fn as_bytes(values: &[Self]) -> Option<&[u8]> {
+        let _ = values;
+        None
+    }
 }
 
 impl Feature for f32 {
@@ -58,6 +64,9 @@ impl Feature for u8 {
     fn is_finite_value(self) -> bool {
         true
     }
+    fn as_bytes(values: &[u8]) -> Option<&[u8]> {
+        Some(values)
+    }
 }
 
 /// Row-major samples: row `i` is `values[i * n_features..(i + 1) * n_features]`.
@@ -90,19 +99,42 @@ impl<'a, T: Feature> Rows<'a, T> {
         })
     }
 
+    /// Rows held in `values`, `n_features` per row (`values` must hold whole rows).
+    pub(crate) fn from_slice(values: &'a [T], n_features: usize) -> Self {
+        debug_assert!(n_features > 0 && values.len() % n_features == 0);
+        Rows {
+            n_samples: values.len() / n_features,
+            n_features,
+            values: Cow::Borrowed(values),
+        }
+    }
+
     /// Rejects NaN, infinity and finite values beyond float32's range, naming the
     /// first offending cell.
     pub fn check_finite(&self) -> Result<()> {
-        let Some(flat) = self.values.iter().position(|v| !v.is_finite_value()) else {
-            return Ok(());
-        };
-        let (row, column) = (flat / self.n_features, flat % self.n_features);
-        let value = self.values[flat].to_f64();
-        Err(if value.is_finite() {
-            MorfError::TooLargeForFloat32 { row, column, value }
-        } else {
-            MorfError::NonFiniteInput { row, column }
-        })
+        match self.first_non_finite() {
+            None => Ok(()),
+            Some(flat) => Err(non_finite_error(flat, self.n_features, self.values[flat])),
+        }
+    }
+
+    /// Flat index of the first value [`Feature::is_finite_value`] rejects.
+    pub(crate) fn first_non_finite(&self) -> Option<usize> {
+        // Blocks without early exits inside, so that the test vectorises; only a block
+        // that fails is searched value by value.
+        const BLOCK: usize = 256;
+        self.values
+            .chunks(BLOCK)
+            .position(|block| !block.iter().fold(true, |all, v| all & v.is_finite_value()))
+            .map(|block| {
+                let start = block * BLOCK;
+                let values = &self.values[start..];
+                start
+                    + values
+                        .iter()
+                        .position(|v| !v.is_finite_value())
+                        .expect("the block holds a non-finite value")
+            })
     }
 
     /// The smallest and largest value of X when every value is a whole number small
@@ -141,9 +173,14 @@ impl<'a, T: Feature> Rows<'a, T> {
 
     /// A copy with every value as a byte, for X whose [`Self::whole_range`] lies in
     /// `0..=255`, where it gives the same projections as `self`.
-    pub fn to_bytes(&self) -> Rows<'static, u8> {
+    /// X of bytes is borrowed, not copied.
+    pub fn to_bytes(&self) -> Rows<'_, u8> {
+        let values = match T::as_bytes(&self.values) {
+            Some(bytes) => Cow::Borrowed(bytes),
+            None => Cow::Owned(self.values.iter().map(|v| v.to_f32() as u8).collect()),
+        };
         Rows {
-            values: Cow::Owned(self.values.iter().map(|v| v.to_f32() as u8).collect()),
+            values,
             n_samples: self.n_samples,
             n_features: self.n_features,
         }
@@ -204,6 +241,18 @@ pub fn sums_stay_exact((low, high): (f32, f32), n_terms: usize, max_weight: u32)
     const EXACT_F32_INTEGERS: f64 = (1u32 << 24) as f64;
     let largest = low.abs().max(high.abs()) as f64;
     largest * n_terms as f64 * max_weight as f64 <= EXACT_F32_INTEGERS
+}
+
+/// The error for `value`, which [`Feature::is_finite_value`] rejects, at flat index
+/// `flat` of a row-major X.
+pub(crate) fn non_finite_error<T: Feature>(flat: usize, n_features: usize, value: T) -> MorfError {
+    let (row, column) = (flat / n_features, flat % n_features);
+    let value = value.to_f64();
+    if value.is_finite() {
+        MorfError::TooLargeForFloat32 { row, column, value }
+    } else {
+        MorfError::NonFiniteInput { row, column }
+    }
 }
 
 /// The running sums of X's rows ([`Rows::running_sums`]), in the narrowest type that

@@ -4,9 +4,9 @@ A concrete class combines an atom family (:mod:`morf_rs._atoms`) with a task
 base (classification or regression); :class:`BaseObliqueForest` builds its
 ``__init__`` and its parameter docs from the parameter groups of both
 (:mod:`morf_rs._params`). Inputs are normalised here, once, so the engine can
-stay strict: X reaches it as a C-contiguous float32 or float64 array (no copy
-when it already is one), targets as class indices or float64 values, weights as
-float64.
+stay strict: X reaches it as a float32, float64 or uint8 array (no copy when it
+already is one: C-contiguous for fit, any layout for scoring), targets as class
+indices or float64 values, weights as float64.
 """
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ from morf_rs._validation import (
     check_bool,
     check_int,
     check_real,
+    engine_blocks,
     is_int,
     resolve_fraction_or_count,
     resolve_n_threads,
-    validate_X,
+    validate_X_scoring,
 )
 
 __all__ = ["BaseObliqueForest"]
@@ -121,8 +122,9 @@ class BaseObliqueForest(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training samples, one per row. float32 and float64 C-contiguous
-            arrays are used without a copy; anything else is converted once.
+            Training samples, one per row. float32, float64 and uint8
+            C-contiguous arrays are used without a copy (images stored as bytes
+            need no float copy); anything else is converted once to float32.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets: class labels of any type for classifiers, numbers for
             regressors.
@@ -260,14 +262,36 @@ class BaseObliqueForest(BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_forest")
 
-    def _validate_X_predict(self, X):
+    def _score(self, X, kernel, width, dtype, n_threads=None):
+        """Run an engine scoring ``kernel(x, n_threads, out)`` over X, which fills
+        one output array of ``width`` columns (None: one value per row) in place.
+
+        X of a dtype the engine reads (float32, float64, uint8) goes to it as it
+        is, memory-mapped or not, in any layout; other dtypes go a bounded block
+        of rows at a time.
+        """
+        X = validate_X_scoring(self, X)
+        if n_threads is None:
+            n_threads = resolve_n_threads(self.n_jobs)
+        shape = (len(X),) if width is None else (len(X), width)
+        out = np.empty(shape, dtype)
+        for rows, block in engine_blocks(X):
+            kernel(block, n_threads, out[rows])
+        return out
+
+    def _apply(self, X, n_threads=None):
         check_is_fitted(self)
-        return validate_X(self, X, reset=False)
+        return self._score(
+            X,
+            lambda x, n, out: self._forest.apply(x, n, out),
+            self._forest.n_estimators,
+            np.int64,
+            n_threads,
+        )
 
     def apply(self, X):
         """Leaf index reached in every tree: int64 array (n_samples, n_estimators)."""
-        X = self._validate_X_predict(X)
-        return self._forest.apply(X, resolve_n_threads(self.n_jobs))
+        return self._apply(X)
 
     @property
     def feature_importances_(self):

@@ -6,16 +6,12 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._base import BaseObliqueForest
 from morf_rs._core import Forest
 from morf_rs._params import CLASSIFIER_CRITERION, CLASSIFIER_PARAMS
-from morf_rs._validation import (
-    check_choice,
-    resolve_n_threads,
-    scaled_to_one,
-    validate_X_y,
-)
+from morf_rs._validation import check_choice, scaled_to_one, validate_X_y
 
 __all__ = ["ForestClassifier"]
 
@@ -87,14 +83,33 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
             X, y_index, n_classes, sample_weight, params, n_threads, progress
         )
 
+    def _predict_proba(self, X, n_threads=None):
+        check_is_fitted(self)
+        return self._score(
+            X,
+            lambda x, n, out: self._forest.predict_proba(x, n, out),
+            self.n_classes_,
+            np.float64,
+            n_threads,
+        )
+
+    def _predict(self, X, n_threads=None):
+        check_is_fitted(self)
+
+        def kernel(x, n, out):
+            out[:] = self._forest.predict(x, n)
+
+        return self.classes_.take(self._score(X, kernel, None, np.intp, n_threads))
+
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' leaf class distributions.
 
         Returns an array of shape (n_samples, n_classes) whose columns follow
-        ``classes_``.
+        ``classes_``. Rows are scored in parallel on ``n_jobs`` threads; a
+        float32, float64 or uint8 X (a numpy memmap too) is read where it lies,
+        without a copy.
         """
-        X = self._validate_X_predict(X)
-        return self._forest.predict_proba(X, resolve_n_threads(self.n_jobs))
+        return self._predict_proba(X)
 
     def predict_log_proba(self, X):
         """Natural logarithm of :meth:`predict_proba` (-inf where it is 0)."""
@@ -103,5 +118,4 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
 
     def predict(self, X):
         """The class with the highest mean probability for each sample."""
-        proba = self.predict_proba(X)
-        return self.classes_.take(np.argmax(proba, axis=1))
+        return self._predict(X)

@@ -15,7 +15,7 @@ MAX_ESTIMATORS: int
 
 def _panic_in_engine() -> None: ...
 
-_FloatMatrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+_Matrix = npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint8]
 
 class _Family(TypedDict, total=False):
     family: Literal["axis", "oblique", "patches", "signed", "bumps", "gabors", "graph"]
@@ -54,11 +54,11 @@ class _Params(TypedDict, total=False):
 
 @final
 class Forest:
-    """A trained forest; X must be 2-D C-contiguous float32 or float64."""
+    """A trained forest; X is a 2-D float32, float64 or uint8 array."""
 
     @staticmethod
     def fit(
-        x: _FloatMatrix,
+        x: _Matrix,
         y: npt.NDArray[np.uint32],
         n_classes: int,
         sample_weight: npt.NDArray[np.float64] | None,
@@ -67,9 +67,18 @@ class Forest:
         progress: Callable[[int, int], object] | None = None,
     ) -> Forest: ...
     def predict_proba(
-        self, x: _FloatMatrix, n_threads: int
+        self,
+        x: _Matrix,
+        n_threads: int,
+        out: npt.NDArray[np.float64] | None = None,
     ) -> npt.NDArray[np.float64]: ...
-    def apply(self, x: _FloatMatrix, n_threads: int) -> npt.NDArray[np.int64]: ...
+    def predict(self, x: _Matrix, n_threads: int) -> npt.NDArray[np.uint32]: ...
+    def apply(
+        self,
+        x: _Matrix,
+        n_threads: int,
+        out: npt.NDArray[np.int64] | None = None,
+    ) -> npt.NDArray[np.int64]: ...
     def split_count_importances(self) -> npt.NDArray[np.float64]: ...
     def impurity_importances(self) -> npt.NDArray[np.float64]: ...
     def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...

@@ -1,18 +1,19 @@
 """Input and parameter checks shared by the estimators.
 
-X reaches the engine as a C-contiguous float32 or float64 array (no copy when it
-already is one); every check raises ValueError or TypeError with a message that
-says what to fix.
+X reaches the engine as a float32, float64 or uint8 array without a copy when it
+already is one (any memory layout when scoring, C order for fit); every check
+raises ValueError or TypeError with a message that says what to fix.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
 import numpy as np
 from joblib import cpu_count
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import check_array, column_or_1d
 
 try:
     from sklearn.utils.validation import validate_data
@@ -22,9 +23,30 @@ except ImportError:  # scikit-learn < 1.6 offers the same logic as a method
         return estimator._validate_data(X, y, **kwargs)
 
 
-# float32 first: the engine compares values in float32, so anything that is not
-# already float32/float64 is converted once to the smaller type.
-_X_CHECKS = {"dtype": [np.float32, np.float64], "order": "C", "accept_sparse": False}
+# The dtypes the engine reads directly. float32 first: the engine compares values
+# in float32, so anything else is converted to the smaller type; uint8 is how
+# images are stored, and a float copy would take four times its memory.
+ENGINE_DTYPES = (np.float32, np.float64, np.uint8)
+_X_CHECKS = {"dtype": list(ENGINE_DTYPES), "order": "C", "accept_sparse": False}
+
+# scikit-learn >= 1.6 names it ensure_all_finite; older versions force_all_finite.
+_ALL_FINITE = (
+    "ensure_all_finite"
+    if "ensure_all_finite" in inspect.signature(check_array).parameters
+    else "force_all_finite"
+)
+# Scoring leaves X in its dtype and layout and leaves values unchecked: the engine
+# checks each chunk of rows inside its parallel walk, where a separate pass over X
+# would be a serial scan of all of it (numpy's sum, in scikit-learn's check).
+_X_SCORING_CHECKS = {
+    "dtype": "numeric",
+    "order": None,
+    "accept_sparse": False,
+    _ALL_FINITE: False,
+}
+# Rows of X converted to float32 at a time when X has another integer dtype, so
+# that scoring a memory-mapped X never holds a float copy of all of it.
+_BLOCK_BYTES = 64 << 20
 _Y_CHECKS = {"ensure_2d": False, "dtype": None}
 
 _NUMERIC_HINT = (
@@ -52,12 +74,32 @@ def with_hint(error):
     return error
 
 
-def validate_X(estimator, X, reset):
-    """Validate X for the engine; raise with a hint on how to fix bad input."""
+def validate_X_scoring(estimator, X):
+    """Validate X's type, shape and feature names for scoring, without copying an
+    array of a numeric dtype and without reading its values."""
     try:
-        return validate_data(estimator, X, reset=reset, **_X_CHECKS)
+        return validate_data(estimator, X, reset=False, **_X_SCORING_CHECKS)
     except (ValueError, TypeError) as error:
         raise with_hint(error) from error
+
+
+def engine_blocks(X):
+    """Split a validated X into (rows, block) pairs the engine reads.
+
+    X in a dtype of :data:`ENGINE_DTYPES` is one block, uncopied. Other integer
+    and bool dtypes are converted to float32 a bounded block of rows at a time;
+    other floats (float16, longdouble) at once, so that the engine reports a
+    non-finite value at its row of X.
+    """
+    if X.dtype in ENGINE_DTYPES:
+        return [(slice(None), X)]
+    if X.dtype.kind not in "biu":
+        return [(slice(None), X.astype(np.float32))]
+    step = max(1, _BLOCK_BYTES // (4 * X.shape[1]))
+    return (
+        (rows, np.asarray(X[rows], dtype=np.float32))
+        for rows in (slice(start, start + step) for start in range(0, len(X), step))
+    )
 
 
 def validate_X_y(estimator, X, y):

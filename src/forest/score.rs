@@ -1,24 +1,33 @@
-//! Scoring: rows walked down every tree in parallel chunks.
+//! Scoring: X's rows cut into chunks that threads take in turn; each chunk is checked,
+//! walked down every tree and written straight into its rows of the output.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
 use super::control::{check_cancel, is_cancelled, NEVER_CANCELLED};
-use super::{with_threads, Forest};
-use crate::data::{Feature, Rows};
-use crate::error::{try_filled, MorfError, Result};
+use super::{Forest, Workers};
+use crate::data::{non_finite_error, Feature, Rows};
+use crate::error::{invalid, try_filled, MorfError, Result};
 
-/// Rows scored together: enough to amortise walking each tree, few enough to keep the
-/// rows in cache.
-const SCORE_CHUNK: usize = 128;
+/// Most rows scored together: enough to amortise walking each tree, few enough to keep
+/// the rows in cache.
+pub(super) const SCORE_CHUNK: usize = 128;
+
+/// Fewest rows per chunk: the lanes of one walk (`Tree::leaves_of_rows`) twice over.
+const MIN_SCORE_CHUNK: usize = 16;
+
+/// Chunks per thread that small batches are cut into, so that threads finishing early
+/// find work left.
+const CHUNKS_PER_THREAD: usize = 4;
 
 impl Forest {
     /// Mean of the trees' leaf class distributions, one row per sample. Honest trees
     /// whose leaf casts no vote are left out of the mean; a sample no tree votes for
     /// gets the uniform distribution. Rows are scored in parallel on `n_threads`
-    /// threads (0: every core).
+    /// threads (0: every core); X may have any memory layout (rows that do not lie
+    /// contiguous are copied a chunk at a time).
     pub fn predict_proba<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
@@ -36,74 +45,63 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<Array2<f64>> {
-        let rows = self.scoring_rows(x)?;
-        let n_classes = self.n_classes;
-        let mut proba = try_filled(rows.n_samples, n_classes, 0.0f64, "the probabilities")?;
-        let score_chunk = |(chunk, out): (usize, &mut [f64])| {
-            let first = chunk * SCORE_CHUNK;
-            let n_rows = out.len() / n_classes;
-            let mut votes = [0u32; SCORE_CHUNK];
-            let mut leaves = [0u32; SCORE_CHUNK];
-            for tree in &self.trees {
-                if is_cancelled(cancel) {
-                    return;
-                }
-                tree.leaves_of_rows(&rows, first, &mut leaves[..n_rows]);
-                for ((row_out, &leaf), row_votes) in
-                    out.chunks_exact_mut(n_classes).zip(&leaves).zip(&mut votes)
-                {
-                    if let Some(posterior) = tree.posterior(leaf as usize) {
-                        *row_votes += 1;
-                        for (acc, &p) in row_out.iter_mut().zip(posterior) {
-                            *acc += p as f64;
-                        }
-                    }
-                }
-            }
-            for (row_out, &count) in out.chunks_exact_mut(n_classes).zip(&votes[..n_rows]) {
-                if count == 0 {
-                    row_out.fill(1.0 / n_classes as f64);
-                } else {
-                    // The sum of `count` stored distributions, not `count` itself: leaf
-                    // values are float32, and rows should sum to 1 in float64.
-                    let total: f64 = row_out.iter().sum();
-                    row_out.iter_mut().for_each(|p| *p /= total);
-                }
-            }
-        };
-        let chunks = proba.chunks_mut(SCORE_CHUNK * n_classes).enumerate();
-        if n_threads == 1 || rows.n_samples <= SCORE_CHUNK {
-            chunks.for_each(score_chunk);
-        } else {
-            with_threads(n_threads, || {
-                proba
-                    .par_chunks_mut(SCORE_CHUNK * n_classes)
-                    .enumerate()
-                    .for_each(score_chunk);
-                Ok(())
-            })?;
-        }
-        check_cancel(cancel)?;
-        Ok(Array2::from_shape_vec((rows.n_samples, n_classes), proba)
-            .expect("one probability per sample and class"))
+        let mut proba = new_output(x.nrows(), self.n_classes, "the probabilities")?;
+        self.predict_proba_into(x, proba.view_mut(), n_threads, cancel)?;
+        Ok(proba)
     }
 
-    /// The most probable class per sample (the lowest index among ties).
-    pub fn predict<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Vec<u32>> {
-        let proba = self.predict_proba(x, n_threads)?;
-        Ok(proba
-            .rows()
-            .into_iter()
-            .map(|row| {
-                let mut best = 0;
-                for (k, &p) in row.iter().enumerate() {
-                    if p > row[best] {
-                        best = k;
-                    }
-                }
-                best as u32
+    /// [`predict_proba_cancellable`](Forest::predict_proba_cancellable) written into
+    /// `out`, a row-major array of shape (samples, classes), each thread filling the
+    /// rows it scores.
+    pub fn predict_proba_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let out = output_rows(out, x.nrows(), self.n_classes, "classes")?;
+        let workers = Workers::for_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            self.score_chunks(x, out, self.n_classes, threads, cancel, |rows, out| {
+                self.proba_of_rows(rows, out, cancel)
             })
-            .collect())
+        })
+    }
+
+    /// The most probable class per sample (the lowest index among ties): the argmax of
+    /// [`predict_proba`](Self::predict_proba), computed chunk by chunk so that no
+    /// probability array is kept.
+    pub fn predict<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Vec<u32>> {
+        self.predict_cancellable(x, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`predict`](Forest::predict) that returns [`MorfError::Cancelled`] soon after
+    /// `cancel` is set, as [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
+    pub fn predict_cancellable<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<u32>> {
+        let mut classes = try_filled(x.nrows(), 1, 0u32, "the classes")?;
+        let workers = Workers::for_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            self.score_chunks(x, &mut classes, 1, threads, cancel, |rows, out| {
+                let mut proba = vec![0.0; rows.n_samples * self.n_classes];
+                self.proba_of_rows(rows, &mut proba, cancel);
+                for (class, row) in out.iter_mut().zip(proba.chunks_exact(self.n_classes)) {
+                    let mut best = 0;
+                    for (k, &p) in row.iter().enumerate() {
+                        if p > row[best] {
+                            best = k;
+                        }
+                    }
+                    *class = best as u32;
+                }
+            })
+        })?;
+        Ok(classes)
     }
 
     /// The id of the leaf each sample reaches in each tree, shape (samples, trees).
@@ -119,52 +117,183 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<Array2<u32>> {
-        let rows = self.scoring_rows(x)?;
-        let n_trees = self.trees.len();
-        let mut leaves = try_filled(rows.n_samples, n_trees, 0u32, "the leaf ids")?;
-        let fill = |(chunk, out): (usize, &mut [u32])| {
-            let first = chunk * SCORE_CHUNK;
-            let n_rows = out.len() / n_trees;
-            let mut tree_leaves = [0u32; SCORE_CHUNK];
-            for (t, tree) in self.trees.iter().enumerate() {
-                if is_cancelled(cancel) {
-                    return;
-                }
-                tree.leaves_of_rows(&rows, first, &mut tree_leaves[..n_rows]);
-                for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&tree_leaves) {
-                    row_out[t] = leaf;
-                }
-            }
-        };
-        if n_threads == 1 || rows.n_samples <= SCORE_CHUNK {
-            leaves
-                .chunks_mut(SCORE_CHUNK * n_trees)
-                .enumerate()
-                .for_each(fill);
-        } else {
-            with_threads(n_threads, || {
-                leaves
-                    .par_chunks_mut(SCORE_CHUNK * n_trees)
-                    .enumerate()
-                    .for_each(fill);
-                Ok(())
-            })?;
-        }
-        check_cancel(cancel)?;
-        Ok(Array2::from_shape_vec((rows.n_samples, n_trees), leaves)
-            .expect("one leaf per sample and tree"))
+        let mut leaves = new_output(x.nrows(), self.trees.len(), "the leaf ids")?;
+        self.apply_into(x, leaves.view_mut(), n_threads, cancel)?;
+        Ok(leaves)
     }
 
-    fn scoring_rows<'a, T: Feature>(&self, x: ArrayView2<'a, T>) -> Result<Rows<'a, T>> {
-        let rows = Rows::from_view(x)?;
-        if rows.n_features != self.n_features {
+    /// [`apply_cancellable`](Forest::apply_cancellable) written into `out`, a row-major
+    /// array of shape (samples, trees) of any type that holds a `u32` (`i64` for
+    /// numpy's default integers).
+    pub fn apply_into<T: Feature, O: From<u32> + Send>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, O>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let n_trees = self.trees.len();
+        let out = output_rows(out, x.nrows(), n_trees, "trees")?;
+        let workers = Workers::for_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            self.score_chunks(x, out, n_trees, threads, cancel, |rows, out| {
+                let mut tree_leaves = [0u32; SCORE_CHUNK];
+                let tree_leaves = &mut tree_leaves[..rows.n_samples];
+                for (t, tree) in self.trees.iter().enumerate() {
+                    if is_cancelled(cancel) {
+                        return;
+                    }
+                    tree.leaves_of_rows(rows, 0, tree_leaves);
+                    for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&*tree_leaves) {
+                        row_out[t] = O::from(leaf);
+                    }
+                }
+            })
+        })
+    }
+
+    /// Writes the mean of the trees' votes for every row of `rows` into `out`
+    /// (`n_classes` values per row), unless `cancel` is set first.
+    fn proba_of_rows<T: Feature>(&self, rows: &Rows<'_, T>, out: &mut [f64], cancel: &AtomicBool) {
+        let n_classes = self.n_classes;
+        out.fill(0.0);
+        let mut votes = [0u32; SCORE_CHUNK];
+        let mut leaves = [0u32; SCORE_CHUNK];
+        let leaves = &mut leaves[..rows.n_samples];
+        for tree in &self.trees {
+            if is_cancelled(cancel) {
+                return;
+            }
+            tree.leaves_of_rows(rows, 0, leaves);
+            for ((row_out, &leaf), row_votes) in out
+                .chunks_exact_mut(n_classes)
+                .zip(&*leaves)
+                .zip(&mut votes)
+            {
+                if let Some(posterior) = tree.posterior(leaf as usize) {
+                    *row_votes += 1;
+                    for (acc, &p) in row_out.iter_mut().zip(posterior) {
+                        *acc += p as f64;
+                    }
+                }
+            }
+        }
+        for (row_out, &count) in out.chunks_exact_mut(n_classes).zip(&votes) {
+            if count == 0 {
+                row_out.fill(1.0 / n_classes as f64);
+            } else {
+                // The sum of `count` stored distributions, not `count` itself: leaf
+                // values are float32, and rows should sum to 1 in float64.
+                let total: f64 = row_out.iter().sum();
+                row_out.iter_mut().for_each(|p| *p /= total);
+            }
+        }
+    }
+
+    /// Runs `score` on every chunk of X's rows with that chunk's rows of `out` (`width`
+    /// values per row), on `threads` threads of the current rayon pool. Threads take
+    /// chunks in turn, so all stay busy to the end; a chunk whose rows do
+    /// not lie contiguous is copied into its thread's buffer first.
+    ///
+    /// This is the one place scoring checks X's values, a chunk at a time right before
+    /// its rows are walked: the first bad value (in row-major order) is reported
+    /// whatever the number of threads, and chunks after it are skipped. `score` looks
+    /// at `cancel` itself, between trees; once it is set, what `out` holds is
+    /// unspecified and [`MorfError::Cancelled`] is returned.
+    fn score_chunks<T: Feature, O: Send>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: &mut [O],
+        width: usize,
+        threads: usize,
+        cancel: &AtomicBool,
+        score: impl Fn(&Rows<'_, T>, &mut [O]) + Sync,
+    ) -> Result<()> {
+        let (n_samples, n_features) = x.dim();
+        if n_features != self.n_features {
             return Err(MorfError::ShapeMismatch {
                 what: "number of features in X (as at fit time)",
                 expected: self.n_features,
-                got: rows.n_features,
+                got: n_features,
             });
         }
-        rows.check_finite()?;
-        Ok(rows)
+        debug_assert_eq!(out.len(), n_samples * width);
+        if n_samples == 0 || width == 0 {
+            return Ok(());
+        }
+        let rows_per_chunk = n_samples
+            .div_ceil(CHUNKS_PER_THREAD * threads)
+            .clamp(MIN_SCORE_CHUNK, SCORE_CHUNK);
+        let first_bad = AtomicUsize::new(usize::MAX);
+        let score_chunk = |buffer: &mut Vec<T>, (chunk, out): (usize, &mut [O])| {
+            let start = chunk * rows_per_chunk;
+            if start * n_features > first_bad.load(Ordering::Relaxed) {
+                return; // an earlier value fails already
+            }
+            let block = x.slice_move(s![start..start + out.len() / width, ..]);
+            let rows = match block.to_slice() {
+                Some(values) => Rows::from_slice(values, n_features),
+                None => {
+                    buffer.clear();
+                    buffer.extend(block.iter().copied());
+                    Rows::from_slice(&buffer[..], n_features)
+                }
+            };
+            if let Some(flat) = rows.first_non_finite() {
+                first_bad.fetch_min(start * n_features + flat, Ordering::Relaxed);
+            } else if first_bad.load(Ordering::Relaxed) == usize::MAX {
+                score(&rows, out);
+            }
+        };
+        if threads == 1 || n_samples <= rows_per_chunk {
+            let mut buffer = Vec::new();
+            out.chunks_mut(rows_per_chunk * width)
+                .enumerate()
+                .for_each(|chunk| score_chunk(&mut buffer, chunk));
+        } else {
+            out.par_chunks_mut(rows_per_chunk * width)
+                .enumerate()
+                .for_each_init(Vec::new, score_chunk);
+        }
+        check_cancel(cancel)?;
+        match first_bad.into_inner() {
+            usize::MAX => Ok(()),
+            flat => {
+                let (row, column) = (flat / n_features, flat % n_features);
+                Err(non_finite_error(flat, n_features, x[[row, column]]))
+            }
+        }
     }
+}
+
+/// A row-major array of `n_samples` rows of `width` zeros, or
+/// [`MorfError::OutOfMemory`].
+fn new_output<O: Clone + Default>(
+    n_samples: usize,
+    width: usize,
+    what: &'static str,
+) -> Result<Array2<O>> {
+    let values = try_filled(n_samples, width, O::default(), what)?;
+    Ok(Array2::from_shape_vec((n_samples, width), values).expect("one value per row and column"))
+}
+
+/// `out` as a flat row-major slice, once its shape is checked.
+fn output_rows<'o, O>(
+    out: ArrayViewMut2<'o, O>,
+    n_samples: usize,
+    width: usize,
+    what: &'static str,
+) -> Result<&'o mut [O]> {
+    if out.dim() != (n_samples, width) {
+        return Err(invalid(
+            "out",
+            format!(
+                "must have shape ({n_samples}, {width}): one row per sample of X and one \
+                 column per {what}; got {:?}",
+                out.dim()
+            ),
+        ));
+    }
+    out.into_slice()
+        .ok_or_else(|| invalid("out", "must be in standard (row-major, contiguous) layout"))
 }

@@ -4,9 +4,8 @@
 
 mod atoms;
 
-use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods,
-};
+use ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
@@ -19,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use interrupt::{run_interruptible, INLINE_WALKS};
 
+use crate::error::try_filled;
 use crate::{
     Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples, MorfError,
     Progress, Targets,
@@ -51,33 +51,26 @@ fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     })
 }
 
-/// A 2-D C-contiguous float32 or float64 array, borrowed.
+/// A 2-D float32, float64 or uint8 array in any memory layout, borrowed.
 enum Samples<'py> {
     F32(numpy::PyReadonlyArray2<'py, f32>),
     F64(numpy::PyReadonlyArray2<'py, f64>),
+    U8(numpy::PyReadonlyArray2<'py, u8>),
 }
 
 impl<'py> Samples<'py> {
     fn borrow(x: &Bound<'py, PyAny>) -> PyResult<Self> {
-        let samples = if let Ok(array) = x.cast::<PyArray2<f32>>() {
-            Samples::F32(array.try_readonly()?)
+        if let Ok(array) = x.cast::<PyArray2<f32>>() {
+            Ok(Samples::F32(array.try_readonly()?))
         } else if let Ok(array) = x.cast::<PyArray2<f64>>() {
-            Samples::F64(array.try_readonly()?)
+            Ok(Samples::F64(array.try_readonly()?))
+        } else if let Ok(array) = x.cast::<PyArray2<u8>>() {
+            Ok(Samples::U8(array.try_readonly()?))
         } else {
-            return Err(PyTypeError::new_err(
-                "X must be a 2-D numpy array of dtype float32 or float64",
-            ));
-        };
-        let contiguous = match &samples {
-            Samples::F32(a) => a.is_c_contiguous(),
-            Samples::F64(a) => a.is_c_contiguous(),
-        };
-        if !contiguous {
-            return Err(PyValueError::new_err(
-                "X must be C-contiguous (np.ascontiguousarray)",
-            ));
+            Err(PyTypeError::new_err(
+                "X must be a 2-D numpy array of dtype float32, float64 or uint8",
+            ))
         }
-        Ok(samples)
     }
 }
 
@@ -90,6 +83,10 @@ macro_rules! with_view {
                 $body
             }
             Samples::F64(array) => {
+                let $view = array.as_array();
+                $body
+            }
+            Samples::U8(array) => {
                 let $view = array.as_array();
                 $body
             }
@@ -161,36 +158,86 @@ impl PyForest {
         })
     }
 
-    /// Mean class distribution of the trees, shape (n_samples, n_classes).
+    /// Mean class distribution of the trees, shape (n_samples, n_classes), written
+    /// into `out` when given.
+    #[pyo3(signature = (x, n_threads, out=None))]
     fn predict_proba<'py>(
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         n_threads: usize,
+        out: Option<Bound<'py, PyArray2<f64>>>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         guarded(|| {
             let samples = Samples::borrow(x)?;
-            let proba = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                self.forest
-                    .predict_proba_cancellable(view, n_threads, cancel)
-            }))?;
-            Ok(proba.into_pyarray(py))
+            let Some(out) = out else {
+                let proba = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest
+                        .predict_proba_cancellable(view, n_threads, cancel)
+                }))?;
+                return Ok(proba.into_pyarray(py));
+            };
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest
+                        .predict_proba_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
         })
     }
 
-    /// Leaf node id per sample and tree, shape (n_samples, n_estimators).
+    /// Index of the most probable class per sample.
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            let classes = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                self.forest.predict_cancellable(view, n_threads, cancel)
+            }))?;
+            Ok(classes.into_pyarray(py))
+        })
+    }
+
+    /// Leaf node id per sample and tree, shape (n_samples, n_estimators), written into
+    /// `out` when given.
+    #[pyo3(signature = (x, n_threads, out=None))]
     fn apply<'py>(
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         n_threads: usize,
+        out: Option<Bound<'py, PyArray2<i64>>>,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
         guarded(|| {
             let samples = Samples::borrow(x)?;
-            let leaves = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                self.forest.apply_cancellable(view, n_threads, cancel)
-            }))?;
-            Ok(leaves.mapv(i64::from).into_pyarray(py))
+            let Some(out) = out else {
+                let n_trees = self.forest.trees().len();
+                let mut leaves = Array2::from_shape_vec(
+                    (x.len()?, n_trees),
+                    try_filled(x.len()?, n_trees, 0i64, "the leaf ids").map_err(value_error)?,
+                )
+                .expect("one value per sample and tree");
+                let target = leaves.view_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest.apply_into(view, target, n_threads, cancel)
+                }))?;
+                return Ok(leaves.into_pyarray(py));
+            };
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest.apply_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
         })
     }
 

@@ -22,7 +22,7 @@ from morf_rs import (
     SparseObliqueForestClassifier,
     _validation,
 )
-from morf_rs._validation import resolve_n_threads, validate_X
+from morf_rs._validation import resolve_n_threads, validate_X_y
 from morf_rs.datasets import make_circle, make_impulse
 
 
@@ -117,12 +117,26 @@ def test_input_types_give_the_same_forest(forest_class, data):
         np.testing.assert_array_equal(forest.predict_proba(variant), expected)
 
 
-def test_float_input_in_c_order_is_not_copied():
+def test_byte_images_grow_the_forest_their_float_copy_grows(forest_class):
+    rng = np.random.default_rng(0)
+    y = np.arange(300) % 3
+    X = rng.integers(0, 200, size=(300, 36)).astype(np.uint8)
+    X[:, 10:14] += (18 * y[:, None]).astype(np.uint8)
+    params = {"n_estimators": 6, "random_state": 0, "honest_fraction": 0.2}
+    if forest_class is ManifoldObliqueForestClassifier:
+        params.update(image_shape=(6, 6), patch_max=(3, 5))
+    from_bytes = forest_class(**params).fit(X, y)
+    from_floats = forest_class(**params).fit(X.astype(np.float32), y)
+    assert from_bytes._forest.to_bytes() == from_floats._forest.to_bytes()
+
+
+def test_float_and_byte_input_in_c_order_is_not_copied_for_fit():
     forest = RandomForestClassifier()
-    for dtype in (np.float32, np.float64):
+    y = np.arange(4) % 2
+    for dtype in (np.float32, np.float64, np.uint8):
         X = np.ones((4, 3), dtype=dtype)
-        assert validate_X(forest, X, reset=True) is X
-    converted = validate_X(forest, np.ones((4, 3), dtype=np.int64), reset=True)
+        assert validate_X_y(forest, X, y)[0] is X
+    converted = validate_X_y(forest, np.ones((4, 3), dtype=np.int64), y)[0]
     assert converted.dtype == np.float32
     assert converted.flags.c_contiguous
 

@@ -97,8 +97,8 @@ def test_class_weight_that_zeroes_every_sample_is_rejected(forest_class):
     ("X_bad", "match"),
     [
         (X[:, :3], "X has 3 features, but \\w+ is expecting 10 features"),
-        (with_value((1, 1), np.nan), "Input X contains NaN"),
-        (with_value((1, 1), np.inf), "infinity"),
+        (with_value((1, 1), np.nan), r"NaN or infinity \(first at row 1, column 1\)"),
+        (with_value((2, 3), np.inf), r"NaN or infinity \(first at row 2, column 3\)"),
         (X[0], "Expected 2D array"),
     ],
     ids=["n-features", "nan", "inf", "1-d"],
