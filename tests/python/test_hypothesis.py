@@ -140,6 +140,12 @@ def test_fit_and_predict_give_a_result_or_a_clean_error(drawn):
             event(f"refused: {type(error).__name__}")
             return
     event("fitted")
+    # Rows of weight 0 (or of a weight negligible next to the largest) are left out
+    # before X is checked, so fit may accept X with rows it cannot score.
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = X[np.all(np.isfinite(X.astype(np.float32)), axis=1)]
+    if len(X) == 0:
+        return
     proba = clf.predict_proba(X.astype(np.float64))
     assert proba.shape == (len(X), len(clf.classes_))
     assert np.all(np.isfinite(proba))
