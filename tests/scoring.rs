@@ -1,11 +1,11 @@
-//! Scoring through the public API: layouts, element types, output in place, and the
-//! checks made inside the parallel walk.
+//! Scoring through the public API: layouts, element types, output in place, streams of
+//! blocks, and the checks made inside the parallel walk.
 
 use std::sync::atomic::AtomicBool;
 
 use morf_rs::rng::Rng;
 use morf_rs::{AtomKind, Forest, ForestParams, MorfError, Patches};
-use ndarray::{s, Array2, ShapeBuilder};
+use ndarray::{concatenate, s, Array2, Axis, ShapeBuilder};
 
 /// Whole values in 0..=255 (pixels), with the label carried by features 3 and 4.
 fn pixels(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
@@ -189,6 +189,41 @@ fn every_scoring_entry_stops_once_cancelled() {
         assert_eq!(
             forest.predict_proba_into(x.view(), out.view_mut(), threads, &cancelled),
             Err(MorfError::Cancelled)
+        );
+    }
+}
+
+#[test]
+fn a_stream_of_blocks_scores_as_one_array() {
+    let (x, _) = pixels(1300, 6);
+    for forest in forests() {
+        let expected = forest.predict_proba(x.view(), 1).unwrap();
+        let bounds = [0, 1, 129, 130, 700, 1300];
+        let views = bounds.windows(2).map(|w| x.slice(s![w[0]..w[1], ..]));
+        let blocks: Vec<Array2<f64>> = forest
+            .predict_proba_blocks(views, 2)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let views: Vec<_> = blocks.iter().map(|b| b.view()).collect();
+        assert_eq!(concatenate(Axis(0), &views).unwrap(), expected);
+        // Owned blocks, as a reader produces them; one bad block fails alone.
+        let owned = (0..3).map(|i| {
+            let mut block = x.slice(s![i * 100..(i + 1) * 100, ..]).to_owned();
+            if i == 1 {
+                block[[5, 0]] = f32::NAN;
+            }
+            block
+        });
+        let results: Vec<_> = forest.predict_proba_blocks(owned, 1).unwrap().collect();
+        assert_eq!(results[0].as_ref().unwrap(), &expected.slice(s![..100, ..]));
+        assert_eq!(
+            results[1],
+            Err(MorfError::NonFiniteInput { row: 5, column: 0 })
+        );
+        assert_eq!(
+            results[2].as_ref().unwrap(),
+            &expected.slice(s![200..300, ..])
         );
     }
 }

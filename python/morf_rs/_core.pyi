@@ -1,6 +1,6 @@
 """Type stub of the private Rust extension; use the classes in morf_rs instead."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, TypedDict, final
 
 import numpy as np
@@ -65,6 +65,7 @@ class Forest:
         params: _Params,
         n_threads: int,
         progress: Callable[[int, int], object] | None = None,
+        trees: tuple[int, int] | None = None,
     ) -> Forest: ...
     def predict_proba(
         self,
@@ -83,6 +84,8 @@ class Forest:
     def impurity_importances(self) -> npt.NDArray[np.float64]: ...
     def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
     def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def merge(forests: Sequence[Forest]) -> Forest: ...
     @staticmethod
     def from_bytes(data: bytes) -> Forest: ...
     @property

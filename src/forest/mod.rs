@@ -5,6 +5,7 @@ mod control;
 mod fit;
 pub(crate) mod format;
 mod importance;
+mod merge;
 mod score;
 
 use serde::{Deserialize, Serialize};
@@ -83,7 +84,8 @@ impl Forest {
     }
 }
 
-/// The threads scoring runs on: the caller's alone, or a pool built for the call.
+/// The threads scoring runs on: the caller's alone, or a pool built once per call or
+/// per stream of blocks.
 enum Workers {
     Caller,
     Pool(rayon::ThreadPool),

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
 use rayon::prelude::*;
 
 use super::control::{check_cancel, is_cancelled, NEVER_CANCELLED};
@@ -67,6 +67,58 @@ impl Forest {
                 self.proba_of_rows(rows, out, cancel)
             })
         })
+    }
+
+    /// Probabilities of a stream of row blocks, block after block: each block is
+    /// scored in parallel on one pool of `n_threads` threads (0: every core) when the
+    /// iterator reaches it, so memory holds one block and its output at a time,
+    /// whatever the length of the stream. Blocks may be views or owned arrays; a block
+    /// with a bad value gives its error and the stream goes on.
+    ///
+    /// ```
+    /// use ndarray::{array, Array2};
+    /// use morf_rs::{Forest, ForestParams};
+    ///
+    /// let x = array![[0.0f32, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 0.0]];
+    /// let forest = Forest::fit(&ForestParams::default(), x.view(), &[0, 1, 0, 1], 2, None)?;
+    /// // Blocks as a reader of a large file would produce them, one at a time.
+    /// let blocks = (0..3).map(|_| Array2::<f32>::zeros((1000, 2)));
+    /// for proba in forest.predict_proba_blocks(blocks, 0)? {
+    ///     assert_eq!(proba?.dim(), (1000, 2));
+    /// }
+    /// # Ok::<(), morf_rs::MorfError>(())
+    /// ```
+    pub fn predict_proba_blocks<'f, 'a, T, B, I>(
+        &'f self,
+        blocks: I,
+        n_threads: usize,
+    ) -> Result<impl Iterator<Item = Result<Array2<f64>>> + 'f>
+    where
+        T: Feature,
+        B: Into<CowArray<'a, T, Ix2>>,
+        I: IntoIterator<Item = B>,
+        I::IntoIter: 'f,
+    {
+        let workers = Workers::for_rows(n_threads, usize::MAX)?;
+        Ok(blocks.into_iter().map(move |block| {
+            let block = block.into();
+            let mut proba = new_output(block.nrows(), self.n_classes, "the probabilities")?;
+            let out = proba
+                .as_slice_mut()
+                .expect("a new array is in standard layout");
+            let never = &NEVER_CANCELLED;
+            workers.install(|threads| {
+                self.score_chunks(
+                    block.view(),
+                    out,
+                    self.n_classes,
+                    threads,
+                    never,
+                    |rows, out| self.proba_of_rows(rows, out, never),
+                )
+            })?;
+            Ok(proba)
+        }))
     }
 
     /// The most probable class per sample (the lowest index among ties): the argmax of

@@ -104,9 +104,11 @@ pub struct PyForest {
 impl PyForest {
     /// Trains a forest; see the package's estimators for the meaning of `params`.
     /// `progress(trees_done, n_trees)`, if given, is called on this thread as trees
-    /// are grown; Ctrl-C (or an exception from `progress`) stops the fit.
+    /// are grown; Ctrl-C (or an exception from `progress`) stops the fit. `trees`,
+    /// `(start, stop)`, grows only those trees of the forest `params` describes
+    /// (default: all `n_estimators`), for merging with the others later.
     #[staticmethod]
-    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None))]
+    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None, trees=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         py: Python<'_>,
@@ -117,10 +119,13 @@ impl PyForest {
         params: &Bound<'_, PyDict>,
         n_threads: usize,
         progress: Option<Bound<'_, PyAny>>,
+        trees: Option<(usize, usize)>,
     ) -> PyResult<PyForest> {
         guarded(|| {
             let mut params = parse_params(params)?;
             params.n_threads = n_threads;
+            let trees = trees.map_or(0..params.n_estimators, |(start, stop)| start..stop);
+            let n_trees = trees.len();
             let samples = Samples::borrow(x)?;
             let y = y.as_slice()?;
             let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
@@ -135,7 +140,7 @@ impl PyForest {
                 match &progress {
                     Some(callback) if done != reported => {
                         reported = done;
-                        callback.call1((done, params.n_estimators)).map(drop)
+                        callback.call1((done, n_trees)).map(drop)
                     }
                     _ => Ok(()),
                 }
@@ -148,7 +153,6 @@ impl PyForest {
                         labels: y,
                         n_classes,
                     };
-                    let trees = 0..params.n_estimators;
                     Forest::fit_with(&params, view, targets, weights, trees, &control)
                 },
                 report
@@ -267,6 +271,16 @@ impl PyForest {
         guarded(|| {
             let bytes = py.detach(|| self.forest.to_bytes());
             Ok(PyBytes::new(py, &bytes))
+        })
+    }
+
+    /// One forest holding the trees of `forests`, in order (Forest::merge).
+    #[staticmethod]
+    fn merge(forests: Vec<PyRef<'_, PyForest>>) -> PyResult<PyForest> {
+        guarded(|| {
+            let forests = forests.iter().map(|f| f.forest.clone());
+            let forest = Forest::merge(forests).map_err(value_error)?;
+            Ok(PyForest { forest })
         })
     }
 

@@ -102,3 +102,28 @@ def test_predict_is_the_argmax_of_the_probabilities(forest):
     np.testing.assert_array_equal(
         forest.predict(X_many, 2), forest.predict_proba(X_many, 1).argmax(axis=1)
     )
+
+
+def test_ranges_of_trees_merge_into_the_whole_forest():
+    params = {"n_estimators": 7, "random_state": 3, "honest_fraction": 0.2}
+    whole = Forest.fit(X, Y, 2, None, params, 1)
+    parts = [
+        Forest.fit(X, Y, 2, None, params, 2, trees=(start, stop))
+        for start, stop in [(0, 3), (3, 4), (4, 7)]
+    ]
+    assert [part.n_estimators for part in parts] == [3, 1, 3]
+    assert Forest.merge(parts).to_bytes() == whole.to_bytes()
+    with pytest.raises(ValueError, match="empty"):
+        Forest.fit(X, Y, 2, None, params, 1, trees=(4, 4))
+    narrow = Forest.fit(X[:, :3], Y, 2, None, params, 1)
+    with pytest.raises(ValueError, match="number of features"):
+        Forest.merge([whole, narrow])
+    with pytest.raises(ValueError, match="nothing to merge"):
+        Forest.merge([])
+
+
+def test_progress_counts_the_trees_of_the_range():
+    calls = []
+    params = {"n_estimators": 9}
+    Forest.fit(X, Y, 2, None, params, 1, lambda *a: calls.append(a), trees=(2, 6))
+    assert calls[-1] == (4, 4)
