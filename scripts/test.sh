@@ -8,7 +8,7 @@ echo "== Rust: format, lint, tests"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features python -- -D warnings
-cargo test --release
+cargo test --profile test-release
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 echo "== Python: build and install the wheel with the test dependencies"
