@@ -279,8 +279,8 @@ impl Forest {
         let first_bad = AtomicUsize::new(usize::MAX);
         let score_chunk = |buffer: &mut Vec<T>, (chunk, out): (usize, &mut [O])| {
             let start = chunk * rows_per_chunk;
-            if start * n_features > first_bad.load(Ordering::Relaxed) {
-                return; // an earlier value fails already
+            if start * n_features > first_bad.load(Ordering::Relaxed) || is_cancelled(cancel) {
+                return; // an earlier value fails already, or nobody wants the result
             }
             let block = x.slice_move(s![start..start + out.len() / width, ..]);
             let rows = match block.to_slice() {
