@@ -17,7 +17,6 @@ times are meant to be compared; run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from dictionary_data import (
     random_geometric_graph,
     small_world_ring,
 )
-from dictionary_report import plot_importance, report
+from dictionary_report import Table, plot_importance, report
 from fashion_mnist import load_fashion_mnist
 
 from morf_rs import (
@@ -119,31 +118,6 @@ def fit_and_score(forest, X, y, X_test, y_test):
     return fit_s, error
 
 
-class Table:
-    """Rows appended to one CSV of the output folder."""
-
-    def __init__(self, name: str, args):
-        self.path = args.out / f"{name}.csv"
-        args.out.mkdir(parents=True, exist_ok=True)
-        if args.fresh and self.path.exists():
-            self.path.unlink()
-
-    def add(self, **row):
-        new = not self.path.exists()
-        with self.path.open("a", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
-        print(
-            ", ".join(
-                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                for k, v in row.items()
-            ),
-            flush=True,
-        )
-
-
 def part_fashion(args):
     """Fit time and test error on all 60,000 / 10,000 images."""
     table = Table("fashion", args)
@@ -173,6 +147,8 @@ def part_fashion(args):
                 models["treeple patch forest, bootstrap"] = treeple_patch_forest(
                     trees, run
                 )
+        if args.models:
+            models = {k: v for k, v in models.items() if k in args.models}
         while models:
             name, forest = _first(models)
             fit_s, error = fit_and_score(forest, X, y, X_test, y_test)
@@ -490,6 +466,11 @@ def main(argv=None):
     )
     parser.add_argument(
         "--treeple", action=argparse.BooleanOptionalAction, default=True
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        help="fashion part: fit only the models of these names (rows of fashion.csv)",
     )
     parser.add_argument(
         "--fresh", action="store_true", help="start each part's CSV over"

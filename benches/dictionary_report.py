@@ -1,4 +1,4 @@
-"""summary.md and the importance figure of benches/dictionaries.py, from its CSVs."""
+"""The CSVs, summary.md and the importance figure of benches/dictionaries.py."""
 
 from __future__ import annotations
 
@@ -6,6 +6,31 @@ import csv
 import math
 
 import numpy as np
+
+
+class Table:
+    """Rows appended to one CSV of the output folder."""
+
+    def __init__(self, name: str, args):
+        self.path = args.out / f"{name}.csv"
+        args.out.mkdir(parents=True, exist_ok=True)
+        if args.fresh and self.path.exists():
+            self.path.unlink()
+
+    def add(self, **row):
+        new = not self.path.exists()
+        with self.path.open("a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(row))
+            if new:
+                writer.writeheader()
+            writer.writerow(row)
+        print(
+            ", ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in row.items()
+            ),
+            flush=True,
+        )
 
 
 def plot_importance(maps, out):
