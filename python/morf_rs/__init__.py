@@ -7,7 +7,8 @@ random combinations of features) and :class:`RandomForestClassifier` (single
 features). :mod:`morf_rs.dictionary` holds the atom families a MORF forest
 may mix (signed and weighted patches, single features, neighbourhoods in a
 graph), and :mod:`morf_rs.datasets` generates the papers' simulated
-experiments.
+experiments. :mod:`morf_rs.dask` (``pip install morf_rs[dask]``, imported on its
+own) scores dask arrays and dataframes and grows forests on a Dask cluster.
 """
 
 import importlib.metadata as _metadata

@@ -150,11 +150,16 @@ class BaseObliqueForest(BaseEstimator):
             self.__dict__.update(previous)
             raise
 
-    def _fit(self, X, y, sample_weight):
+    def _fit(self, X, y, sample_weight, *, seed=None, trees=None, **fixed_targets):
+        """Fit as :meth:`fit` does. Distributed fits (:mod:`morf_rs.dask`) grow one
+        share of a forest on each worker through it: ``seed`` is the engine seed
+        the driver drew once (:meth:`_draw_seed`), ``trees`` the range ``(start,
+        stop)`` of trees to grow, and ``fixed_targets`` what the task fixes for
+        the whole training set (a classifier's ``classes``)."""
         X, y = self._validate_training_data(X, y)
         n_threads = resolve_n_threads(self.n_jobs)
-        params = self._engine_params(*X.shape)
-        targets, fitted_attributes = self._prepare_targets(y)
+        params = self._engine_params(*X.shape, seed=seed)
+        targets, fitted_attributes = self._prepare_targets(y, **fixed_targets)
         sample_weight = self._resolve_sample_weight(sample_weight, X, y)
         if sample_weight is not None and not np.all(sample_weight > 0):
             # Dropping zero-weight samples makes weight 0 exactly equivalent to
@@ -170,12 +175,13 @@ class BaseObliqueForest(BaseEstimator):
                 n_threads,
                 progress,
                 fitted_attributes,
+                trees,
             )
         for name, value in fitted_attributes.items():
             setattr(self, name, value)
         return self
 
-    def _engine_params(self, n_samples, n_features):
+    def _engine_params(self, n_samples, n_features, seed=None):
         params = {
             "n_estimators": check_int(
                 "n_estimators", self.n_estimators, 1, MAX_ESTIMATORS
@@ -203,10 +209,13 @@ class BaseObliqueForest(BaseEstimator):
         params.update(self._task_params())
         params.update(self._atom_params(n_features))
         # Drawn last so that a bad parameter does not consume a RandomState.
-        params["random_state"] = int(
-            check_random_state(self.random_state).randint(_MAX_SEED)
-        )
+        params["random_state"] = self._draw_seed() if seed is None else seed
         return params
+
+    def _draw_seed(self):
+        """The engine's seed, drawn from random_state as scikit-learn draws the
+        seeds of its trees."""
+        return int(check_random_state(self.random_state).randint(_MAX_SEED))
 
     def _check_verbose(self):
         if isinstance(self.verbose, (bool, np.bool_)):

@@ -58,8 +58,21 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
             f"{value!r}."
         )
 
-    def _prepare_targets(self, y):
-        classes, y_index = np.unique(y, return_inverse=True)
+    def _prepare_targets(self, y, classes=None):
+        """Class indices of y, among its own sorted labels or among ``classes``
+        (sorted; a distributed fit fixes them for the whole training set)."""
+        if classes is None:
+            classes, y_index = np.unique(y, return_inverse=True)
+        else:
+            classes = np.asarray(classes)
+            y_index = np.searchsorted(classes, y)
+            known = y_index < len(classes)
+            known[known] = classes[y_index[known]] == y[known]
+            if not np.all(known):
+                raise ValueError(
+                    f"y holds labels that are not among the classes {classes!r}, "
+                    f"such as {y[~known][0]!r}."
+                )
         y_index = np.ascontiguousarray(y_index.reshape(-1), dtype=np.uint32)
         return y_index, {"classes_": classes, "n_classes_": len(classes)}
 
@@ -76,11 +89,11 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         return scaled_to_one(sample_weight) * scaled_to_one(class_weight)
 
     def _fit_engine(
-        self, X, y_index, sample_weight, params, n_threads, progress, fitted
+        self, X, y_index, sample_weight, params, n_threads, progress, fitted, trees
     ):
         n_classes = fitted["n_classes_"]
         return Forest.fit(
-            X, y_index, n_classes, sample_weight, params, n_threads, progress
+            X, y_index, n_classes, sample_weight, params, n_threads, progress, trees
         )
 
     def _predict_proba(self, X, n_threads=None):

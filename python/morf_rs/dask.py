@@ -1,0 +1,473 @@
+"""Dask for morf_rs: scoring dask arrays and dataframes block by block, and
+forests grown on the workers of a ``dask.distributed`` cluster.
+
+A thin layer over the ordinary estimators (``pip install morf_rs[dask]``):
+scoring calls the model's own methods on each block, and a distributed fit has
+each worker grow its share of the trees through the model's own fit before the
+driver puts them together into one ordinary model.
+
+* :func:`predict`, :func:`predict_proba`, :func:`apply` take a dask array or
+  dataframe and return a dask array, lazily: each block of rows is scored where
+  it lies, and the model is one piece of the task graph, so each worker receives
+  it once however many blocks it scores.
+* :func:`fit` splits the ``n_estimators`` trees among the workers in
+  consecutive ranges. Tree ``i`` depends only on ``(random_state, i)``, so when
+  every worker sees the whole training set (``training_data="all"``) the merged
+  forest equals the one :meth:`fit` grows on one machine, bit for bit. With
+  ``training_data="partitions"`` each worker grows its trees on the partitions
+  it holds, for training sets larger than one machine's memory.
+
+Examples
+--------
+>>> import dask.array as da
+>>> from dask.distributed import Client, LocalCluster
+>>> from morf_rs import RandomForestClassifier
+>>> from morf_rs import dask as morf_dask
+>>> from morf_rs.datasets import make_bars
+>>> X, y = make_bars(200, random_state=0)
+>>> with LocalCluster(
+...     n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+... ) as cluster, Client(cluster) as client:
+...     forest = morf_dask.fit(RandomForestClassifier(random_state=0), X, y)
+...     labels = morf_dask.predict(forest, da.from_array(X, chunks=50)).compute()
+>>> bool((labels == forest.predict(X)).all())
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+    from dask.base import is_dask_collection
+except ImportError as error:  # pragma: no cover - the message is the point
+    raise ImportError(
+        "morf_rs.dask needs dask: pip install 'morf_rs[dask]' (dask[array,dataframe] "
+        "and distributed)."
+    ) from error
+
+from sklearn.base import clone, is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from morf_rs._core import Forest
+from morf_rs._validation import resolve_n_threads
+
+__all__ = ["apply", "fit", "predict", "predict_proba"]
+
+
+def __dir__():
+    # What dir() and tab completion list: the four functions, not dask or numpy.
+    return __all__
+
+
+TRAINING_DATA = ("all", "partitions")
+
+
+# --- Scoring -----------------------------------------------------------------
+
+
+def predict_proba(model, X, *, n_jobs=1):
+    """Class probabilities of every row of a dask array or dataframe, lazily.
+
+    Parameters
+    ----------
+    model : fitted morf_rs classifier
+        Shipped to each worker once, as one piece of the task graph.
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+        Rows to score; a block at a time on the worker that holds it. A numpy
+        array or pandas DataFrame is scored at once, in memory.
+    n_jobs : int, default=1
+        Engine threads per block. One suits workers that run a task per core;
+        raise it for workers with one task slot and several cores.
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples, n_classes)
+        float64, one chunk per block of X (row counts unknown for dataframes).
+
+    Examples
+    --------
+    Without a ``dask.distributed`` client, dask's local threads score the blocks.
+
+    >>> import dask.array as da
+    >>> from morf_rs import RandomForestClassifier
+    >>> from morf_rs import dask as morf_dask
+    >>> from morf_rs.datasets import make_bars
+    >>> X, y = make_bars(200, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> proba = morf_dask.predict_proba(forest, da.from_array(X, chunks=50))
+    >>> proba.chunks
+    ((50, 50, 50, 50), (2,))
+    >>> bool((proba.compute() == forest.predict_proba(X)).all())
+    True
+    """
+    check_is_fitted(model)
+    return _score(model, X, "_predict_proba", np.float64, model.n_classes_, n_jobs)
+
+
+def predict(model, X, *, n_jobs=1):
+    """The most probable class of every row of a dask array or dataframe, lazily.
+
+    Parameters and result as :func:`predict_proba`; the result is 1-D, of the
+    dtype of ``model.classes_``.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> from morf_rs import RandomForestClassifier
+    >>> from morf_rs import dask as morf_dask
+    >>> from morf_rs.datasets import make_bars
+    >>> X, y = make_bars(200, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> frame = dd.from_pandas(pd.DataFrame(X), npartitions=4)
+    >>> labels = morf_dask.predict(forest, frame).compute()
+    >>> bool((labels == forest.predict(X)).all())
+    True
+    """
+    check_is_fitted(model)
+    return _score(model, X, "_predict", model.classes_.dtype, None, n_jobs)
+
+
+def apply(model, X, *, n_jobs=1):
+    """The leaf each row reaches in every tree, lazily: int64 of shape
+    (n_samples, n_estimators). Parameters as :func:`predict_proba`.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from morf_rs import RandomForestClassifier
+    >>> from morf_rs import dask as morf_dask
+    >>> from morf_rs.datasets import make_bars
+    >>> X, y = make_bars(200, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> morf_dask.apply(forest, da.from_array(X, chunks=50)).shape
+    (200, 10)
+    """
+    check_is_fitted(model)
+    n_trees = model._forest.n_estimators
+    return _score(model, X, "_apply", np.int64, n_trees, n_jobs)
+
+
+def _score_block(block, model, method, dtype, width, n_jobs):
+    if len(block) == 0:  # dataframes may hold empty partitions
+        return np.empty((0,) if width is None else (0, width), dtype)
+    # Resolved where the block is scored: -1 means that worker's cores.
+    return getattr(model, method)(block, resolve_n_threads(n_jobs))
+
+
+def _score(model, X, method, dtype, width, n_jobs):
+    resolve_n_threads(n_jobs)  # a bad n_jobs is refused here, not on a worker
+    if not is_dask_collection(X):
+        return getattr(model, method)(X, resolve_n_threads(n_jobs))
+    # One key in the graph, computed once and fetched by each worker that needs it.
+    model_ref = dask.delayed(model, pure=True)
+    args = (model_ref, method, dtype, width, n_jobs)
+    if isinstance(X, dd.DataFrame):
+        _check_n_features(model, len(X.columns))
+        meta = np.empty((0,) if width is None else (0, width), dtype)
+        return X.map_partitions(_score_block, *args, meta=meta)
+    if not isinstance(X, da.Array):
+        raise TypeError(
+            f"X must be a dask array or dask DataFrame, got {type(X).__name__}."
+        )
+    if X.ndim != 2:
+        raise ValueError(
+            f"X must be 2-D with one sample per row, got a dask array of shape "
+            f"{X.shape}."
+        )
+    _check_n_features(model, X.shape[1])
+    # Whole rows in every block, so that a block is a set of samples.
+    X = X.rechunk({1: -1})
+    if width is None:
+        return X.map_blocks(
+            _score_block, *args, dtype=dtype, drop_axis=1, meta=np.empty(0, dtype)
+        )
+    return X.map_blocks(
+        _score_block,
+        *args,
+        dtype=dtype,
+        chunks=(X.chunks[0], (width,)),
+        meta=np.empty((0, width), dtype),
+    )
+
+
+def _check_n_features(model, n_features):
+    if n_features != model.n_features_in_:
+        raise ValueError(
+            f"X has {n_features} features, but {type(model).__name__} is expecting "
+            f"{model.n_features_in_} features as input."
+        )
+
+
+# --- Distributed fit -----------------------------------------------------------
+
+
+def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
+    """Grow ``model``'s trees on the workers of a dask cluster; return ``model``
+    fitted, an ordinary estimator holding all the trees.
+
+    The ``n_estimators`` trees are split among the workers in consecutive
+    ranges, in proportion to their threads; each worker grows its range with
+    ``n_jobs`` equal to its threads, and the driver merges the ranges in order.
+
+    Parameters
+    ----------
+    model : morf_rs estimator
+        Its parameters say what to grow; it is fitted in place, as by ``fit``.
+    X : array-like, dask array or dask DataFrame of shape (n_samples, n_features)
+    y : array-like, dask array or dask Series of shape (n_samples,)
+        In blocks of the same rows as X's when X is a dask collection.
+    sample_weight : array-like, dask array or dask Series, default=None
+    client : dask.distributed.Client, default=None
+        The current client when None.
+    training_data : {"all", "partitions"}, default="all"
+        ``"all"``: every worker sees the whole training set (sent to each of
+        them), and the merged forest equals ``model.fit(X, y, sample_weight)``
+        on one machine, bit for bit. ``"partitions"``: each worker grows its
+        trees on the blocks of rows it holds (in-memory X is cut into one block
+        per worker), so no machine needs the whole set. Each tree then learns
+        from one partition: its bootstrap sample and the parameters given as
+        fractions (``max_samples``, ``min_samples_split``, ``min_samples_leaf``)
+        are relative to that partition, ``class_weight="balanced"`` still
+        weighs classes by their counts in the whole set, and the forest depends
+        on which blocks each worker holds.
+
+    Returns
+    -------
+    model : the fitted estimator
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from dask.distributed import Client, LocalCluster
+    >>> from sklearn.base import clone
+    >>> from morf_rs import ManifoldObliqueForestClassifier
+    >>> from morf_rs import dask as morf_dask
+    >>> from morf_rs.datasets import make_bars
+    >>> X, y = make_bars(300, random_state=0)
+    >>> forest = ManifoldObliqueForestClassifier(
+    ...     n_estimators=8, image_shape=(28, 28), random_state=0
+    ... )
+    >>> with LocalCluster(
+    ...     n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ... ) as cluster, Client(cluster) as client:
+    ...     _ = morf_dask.fit(forest, da.from_array(X, chunks=100), y)
+    >>> single = clone(forest).fit(X, y)  # on this machine alone
+    >>> forest._forest.to_bytes() == single._forest.to_bytes()
+    True
+    """
+    from distributed import default_client, wait
+
+    if training_data not in TRAINING_DATA:
+        raise ValueError(
+            f"training_data must be one of {', '.join(map(repr, TRAINING_DATA))}; "
+            f"got {training_data!r}."
+        )
+    client = default_client() if client is None else client
+    nthreads = client.nthreads()
+    workers = sorted(nthreads)
+    if not workers:
+        raise ValueError("the dask cluster has no workers; start some, then fit.")
+    if is_dask_collection(X):
+        futures = client.compute(_row_parts(X, y, sample_weight))
+    elif training_data == "all":
+        futures = client.scatter([(X, y, sample_weight)], broadcast=True, hash=False)
+    else:
+        futures = [
+            client.scatter([part], workers=[worker], hash=False)[0]
+            for part, worker in zip(
+                _split_rows(X, y, sample_weight, len(workers)), workers
+            )
+        ]
+    wait(futures)
+    classifier = is_classifier(model)
+    described = client.gather(
+        client.map(_describe_part, futures, classifier=classifier, pure=False)
+    )
+    futures = [f for f, (n_rows, _) in zip(futures, described) if n_rows > 0]
+    if not futures:
+        raise ValueError("X has no rows; give at least one sample.")
+    # Drawn once, as fit draws it, so that every share grows trees of one forest.
+    seed = model._draw_seed()
+    worker_model, fixed_targets = clone(model), {}
+    if classifier:
+        classes, counts = _class_counts([labels for _, labels in described])
+        fixed_targets["classes"] = classes
+        if training_data == "partitions" and _is_balanced(model.class_weight):
+            # Balanced over the whole set, as one machine would balance it.
+            balanced = counts.sum() / (len(classes) * counts)
+            worker_model.set_params(class_weight=dict(zip(classes, balanced)))
+
+    if training_data == "all":
+        shares = [(worker, futures) for worker in workers]
+    else:
+        shares = _parts_by_worker(client, futures)
+    ranges = _tree_ranges(model.n_estimators, [nthreads[w] for w, _ in shares])
+    grown = [
+        client.submit(
+            _grow_share,
+            worker_model,
+            parts,
+            seed,
+            trees,
+            nthreads[worker],
+            fixed_targets,
+            workers=[worker],
+            allow_other_workers=False,
+            pure=False,
+        )
+        for (worker, parts), trees in zip(shares, ranges)
+        if trees[0] < trees[1]
+    ]
+    fitted = client.gather(grown)
+    forest = Forest.merge([part._forest for part in fitted])
+    for name in [name for name in vars(model) if _is_fitted_attribute(name)]:
+        delattr(model, name)
+    for name, value in vars(fitted[0]).items():
+        if _is_fitted_attribute(name):
+            setattr(model, name, value)
+    model._forest = forest
+    return model
+
+
+def _is_fitted_attribute(name):
+    return name == "_forest" or (name.endswith("_") and not name.startswith("__"))
+
+
+def _grow_share(model, parts, seed, trees, n_threads, fixed_targets):
+    """On a worker: grow trees ``trees`` on the rows of ``parts``, in order."""
+    X = _concat([part[0] for part in parts])
+    y = _concat([part[1] for part in parts])
+    weights = [part[2] for part in parts]
+    sample_weight = None if weights[0] is None else _concat(weights)
+    model.set_params(n_jobs=n_threads, verbose=0)
+    return model._fit(X, y, sample_weight, seed=seed, trees=trees, **fixed_targets)
+
+
+def _describe_part(part, classifier):
+    """The rows of a part and, for a classifier, its labels and their counts."""
+    y = np.asarray(part[1])
+    return len(y), np.unique(y, return_counts=True) if classifier else None
+
+
+def _split_rows(X, y, sample_weight, n_parts):
+    """In-memory (X, y, sample_weight) cut into ``n_parts`` blocks of rows."""
+    bounds = np.linspace(0, len(X), n_parts + 1).astype(int)
+    return [
+        tuple(_rows(values, start, stop) for values in (X, y, sample_weight))
+        for start, stop in zip(bounds[:-1], bounds[1:])
+    ]
+
+
+def _rows(values, start, stop):
+    if values is None:
+        return None
+    return values.iloc[start:stop] if hasattr(values, "iloc") else values[start:stop]
+
+
+def _row_parts(X, y, sample_weight):
+    """(X, y, sample_weight) blocks of the same rows: delayed for dask input,
+    one in-memory part otherwise."""
+    if not is_dask_collection(X):
+        return [(X, y, sample_weight)]
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(
+                f"X must be 2-D with one sample per row, got shape {X.shape}."
+            )
+        X = X.rechunk({1: -1})
+        rows = X.chunks[0]
+        X_blocks = list(X.to_delayed().ravel())
+        y_blocks = _aligned_blocks(y, rows, "y")
+        w_blocks = _aligned_blocks(sample_weight, rows, "sample_weight")
+    elif isinstance(X, dd.DataFrame):
+        X_blocks = list(X.to_delayed())
+        y_blocks = _partition_blocks(y, X, "y")
+        w_blocks = _partition_blocks(sample_weight, X, "sample_weight")
+    else:
+        raise TypeError(
+            f"X must be an array, a DataFrame, a dask array or a dask DataFrame, got "
+            f"{type(X).__name__}."
+        )
+    return [
+        dask.delayed(tuple)([x, t, w]) for x, t, w in zip(X_blocks, y_blocks, w_blocks)
+    ]
+
+
+def _aligned_blocks(values, rows, name):
+    """Blocks of ``values`` with the row counts ``rows`` of X's blocks."""
+    if values is None:
+        return [None] * len(rows)
+    values = da.asarray(values)
+    if values.shape[0] != sum(rows):
+        raise ValueError(
+            f"{name} has {values.shape[0]} rows but X has {sum(rows)}; pass one per "
+            "row of X."
+        )
+    return list(values.rechunk({0: rows}).to_delayed().ravel())
+
+
+def _partition_blocks(values, X, name):
+    """The partitions of ``values``, which must match those of the DataFrame X."""
+    if values is None:
+        return [None] * X.npartitions
+    if not isinstance(values, (dd.Series, dd.DataFrame)):
+        raise TypeError(
+            f"with a dask DataFrame X, {name} must be a dask Series partitioned as X "
+            f"is, got {type(values).__name__}."
+        )
+    if values.npartitions != X.npartitions:
+        raise ValueError(
+            f"{name} has {values.npartitions} partitions but X has {X.npartitions}; "
+            "partition both the same way."
+        )
+    return list(values.to_delayed())
+
+
+def _concat(blocks):
+    if hasattr(blocks[0], "iloc"):
+        import pandas as pd
+
+        return pd.concat(blocks) if len(blocks) > 1 else blocks[0]
+    return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+
+def _class_counts(label_counts):
+    """The sorted classes of the whole training set and the rows of each, from
+    each part's labels and counts."""
+    classes = np.unique(np.concatenate([labels for labels, _ in label_counts]))
+    counts = np.zeros(len(classes), dtype=np.int64)
+    for labels, n in label_counts:
+        counts[np.searchsorted(classes, labels)] += n
+    return classes, counts
+
+
+def _is_balanced(class_weight):
+    return isinstance(class_weight, str) and class_weight == "balanced"
+
+
+def _parts_by_worker(client, futures):
+    """(worker, its parts in order) for each worker holding parts, ordered by the
+    first part each holds."""
+    who_has = client.who_has(futures)
+    by_worker = {}
+    for future in futures:
+        holders = sorted(who_has[future.key])
+        by_worker.setdefault(holders[0], []).append(future)
+    return list(by_worker.items())
+
+
+def _tree_ranges(n_estimators, weights):
+    """Consecutive ranges of ``range(n_estimators)``, sized in proportion to
+    ``weights``."""
+    total = sum(weights)
+    bounds = [0]
+    cumulative = 0
+    for weight in weights:
+        cumulative += weight
+        bounds.append(n_estimators * cumulative // total)
+    return list(zip(bounds[:-1], bounds[1:]))
