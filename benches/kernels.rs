@@ -9,7 +9,8 @@ use morf_rs::atoms::{AtomKind, AtomSet, Patches};
 use morf_rs::data::{Rows, RunningSums};
 use morf_rs::rng::Rng;
 use morf_rs::split::{
-    best_split, Criterion as Impurity, LocalSamples, NodeProjector, SplitRule, SplitScratch,
+    best_split, Gini, LocalSamples, NodeProjector, NodeTargets, SplitCriterion, SplitRule,
+    SplitScratch, SquaredError,
 };
 use morf_rs::{Forest, ForestParams, MaxFeatures};
 use ndarray::Array2;
@@ -94,8 +95,8 @@ fn split_search(c: &mut Criterion) {
     for (values, x) in [("real", &x), ("binary", &binary)] {
         let rows = Rows::from_view(x.view()).unwrap();
         let rule = SplitRule {
-            criterion: Impurity::Gini,
             min_samples_leaf: 1,
+            min_weight_leaf: 0.0,
             whole_range: rows.whole_range(1),
         };
         for n in [100usize, 1_000, 10_000] {
@@ -103,15 +104,48 @@ fn split_search(c: &mut Criterion) {
                 row_of: (0..n as u32).collect(),
                 class_of: y[..n].to_vec(),
                 weight_of: vec![1.0; n],
+                // A regression target: the class plus a little of the first pixel.
+                values_of: (0..n)
+                    .map(|i| y[i] as f64 + 0.01 * x[[i, 0]] as f64)
+                    .collect(),
             };
-            let mut counts = vec![0.0; 3];
-            y[..n].iter().for_each(|&c| counts[c as usize] += 1.0);
             let samples: Vec<u32> = (0..n as u32).collect();
             let mut scratch = SplitScratch::default();
+            let mut node = NodeTargets::default();
             group.throughput(Throughput::Elements((n * atoms.len()) as u64));
-            let name = format!("28 patch atoms, {values} values");
+            let name = format!("28 patch atoms, {values} values, gini");
+            let gini = Gini { n_classes: 3 };
+            gini.gather(&local, &samples, &mut node);
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.iter(|| best_split(&rows, &local, &samples, &counts, &atoms, rule, &mut scratch))
+                b.iter(|| {
+                    best_split(
+                        &gini,
+                        &rows,
+                        &local.row_of,
+                        &samples,
+                        &node,
+                        &atoms,
+                        rule,
+                        &mut scratch,
+                    )
+                })
+            });
+            let name = format!("28 patch atoms, {values} values, squared error");
+            let squared_error = SquaredError { n_outputs: 1 };
+            squared_error.gather(&local, &samples, &mut node);
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| {
+                    best_split(
+                        &squared_error,
+                        &rows,
+                        &local.row_of,
+                        &samples,
+                        &node,
+                        &atoms,
+                        rule,
+                        &mut scratch,
+                    )
+                })
             });
         }
     }

@@ -37,9 +37,9 @@ pub use atoms::{AtomKind, Patches};
 pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use forest::{
-    available_cores, FitControl, Forest, Progress, ProgressCallback, Targets, FORMAT_VERSION,
+    available_cores, FitControl, Forest, Progress, ProgressCallback, Targets, Task, FORMAT_VERSION,
     MAX_CLASSES, MAX_FEATURES,
 };
 pub use params::{ForestParams, MaxFeatures, MaxSamples, MAX_ESTIMATORS, MAX_NODE_PROJECTIONS};
 pub use split::Criterion;
-pub use tree::{HonestPrior, Node, Tree, TreeStats};
+pub use tree::{HonestPrior, Leaves, Node, Tree, TreeStats};

@@ -125,7 +125,7 @@ pub struct ForestParams {
     pub atoms: AtomKind,
     /// Candidate atoms per node (`max_features`).
     pub max_features: MaxFeatures,
-    /// Impurity (`criterion`).
+    /// Impurity (`criterion`): Gini or entropy for classes, squared error for values.
     pub criterion: Criterion,
     /// Deepest a leaf may be; `None` grows until another rule stops (`max_depth`).
     pub max_depth: Option<usize>,
@@ -133,6 +133,9 @@ pub struct ForestParams {
     pub min_samples_split: usize,
     /// Fewest samples each child must keep (`min_samples_leaf`, at least 1).
     pub min_samples_leaf: usize,
+    /// Least weight each child must keep, as a fraction in `[0, 0.5]` of the total
+    /// weight of the tree's sample (`min_weight_fraction_leaf`).
+    pub min_weight_fraction_leaf: f64,
     /// Smallest weighted impurity decrease, relative to the tree's total weight, that a
     /// split must bring (`min_impurity_decrease`).
     pub min_impurity_decrease: f64,
@@ -161,6 +164,7 @@ impl Default for ForestParams {
             max_depth: None,
             min_samples_split: 2,
             min_samples_leaf: 1,
+            min_weight_fraction_leaf: 0.0,
             min_impurity_decrease: 0.0,
             bootstrap: true,
             max_samples: None,
@@ -202,6 +206,12 @@ impl ForestParams {
         }
         if self.min_samples_leaf < 1 {
             return Err(invalid("min_samples_leaf", "must be at least 1, got 0"));
+        }
+        if !(0.0..=0.5).contains(&self.min_weight_fraction_leaf) {
+            return Err(invalid(
+                "min_weight_fraction_leaf",
+                format!("must be in [0, 0.5], got {}", self.min_weight_fraction_leaf),
+            ));
         }
         if !(self.min_impurity_decrease.is_finite() && self.min_impurity_decrease >= 0.0) {
             return Err(invalid(

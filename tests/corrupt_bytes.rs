@@ -251,7 +251,7 @@ fn crafted_counts_and_values_are_rejected_with_the_reason() {
     );
     rejected(
         &|f| f.trees[0].nodes[2] = NodeV2::Leaf { posterior: Some(1) },
-        "node 2: distribution at 1",
+        "node 2: leaf values at 1",
     );
     // Links, features, thresholds, decreases.
     let root = |right: u32, feature: u32, threshold: f32| {
@@ -278,7 +278,7 @@ fn crafted_counts_and_values_are_rejected_with_the_reason() {
     );
     rejected(
         &|f| f.trees[0].n_classes = 3,
-        "3 classes where the forest has 2",
+        "leaves of width 3 where the forest is Classification { n_classes: 2 }",
     );
     // An atom over the buffers' end, and atoms stored out of order.
     let with_atom = |start: u32, len: u32, indices: Vec<u32>| {

@@ -2,7 +2,7 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, FitControl, Forest, ForestParams, MaxFeatures, MorfError, Patches, Targets,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, MorfError, Patches, Targets,
 };
 use ndarray::Array2;
 
@@ -112,6 +112,19 @@ fn forests_of_other_shapes_do_not_merge() {
         .unwrap_err()
         .to_string();
     assert!(message.contains("number of classes"), "{message}");
+    let values = Array2::from_shape_fn((100, 1), |(i, _)| i as f64);
+    let regression_params = ForestParams {
+        criterion: Criterion::SquaredError,
+        ..params.clone()
+    };
+    let control = FitControl::new();
+    let targets = Targets::Values(values.view());
+    let regression =
+        Forest::fit_with(&regression_params, x.view(), targets, None, 0..2, &control).unwrap();
+    let message = Forest::merge([forest.clone(), regression])
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("regression forest cannot"), "{message}");
     let message = Forest::merge(Vec::new()).unwrap_err().to_string();
     assert!(message.contains("nothing to merge"), "{message}");
     assert_eq!(Forest::merge([forest.clone()]).unwrap(), forest);

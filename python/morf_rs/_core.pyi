@@ -41,10 +41,11 @@ class _Params(TypedDict, total=False):
     wrap: list[bool]
     contiguous: list[bool]
     max_features: Literal["sqrt", "log2"] | int | float | None
-    criterion: Literal["gini", "entropy"]
+    criterion: Literal["gini", "entropy", "squared_error"]
     max_depth: int | None
     min_samples_split: int
     min_samples_leaf: int
+    min_weight_fraction_leaf: float
     min_impurity_decrease: float
     bootstrap: bool
     max_samples: int | float | None
@@ -67,6 +68,18 @@ class Forest:
         progress: Callable[[int, int], object] | None = None,
         trees: tuple[int, int] | None = None,
     ) -> Forest: ...
+    @staticmethod
+    def fit_regression(
+        x: _FloatMatrix,
+        y: npt.NDArray[np.float64],
+        sample_weight: npt.NDArray[np.float64] | None,
+        params: _Params,
+        n_threads: int,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> Forest: ...
+    def predict_values(
+        self, x: _FloatMatrix, n_threads: int
+    ) -> npt.NDArray[np.float64]: ...
     def predict_proba(
         self,
         x: _Matrix,
@@ -91,6 +104,8 @@ class Forest:
     @property
     def n_features(self) -> int: ...
     @property
-    def n_classes(self) -> int: ...
+    def n_classes(self) -> int | None: ...
+    @property
+    def n_outputs(self) -> int: ...
     @property
     def n_estimators(self) -> int: ...

@@ -7,13 +7,16 @@ use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 use super::control::{FitControl, TreeCounter};
-use super::{with_threads, Forest, MAX_CLASSES, MAX_FEATURES};
+use super::{with_threads, Forest, Targets, Task, MAX_FEATURES};
 use crate::atoms::AtomKind;
 use crate::data::{sums_stay_exact, Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
 use crate::params::{ForestParams, MaxSamples};
 use crate::rng::Rng;
-use crate::split::{LocalSamples, SplitRule, SplitScratch};
+use crate::split::{
+    Criterion, Entropy, Gini, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
+    SquaredError,
+};
 use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree};
 
 /// Mean leaf depth of the first round of trees from which, when X holds whole numbers,
@@ -24,18 +27,6 @@ const COPY_MIN_LEAF_DEPTH: f64 = 8.0;
 /// Mean run length of atoms ([`AtomKind::mean_run_length`]) from which splits are searched through running sums:
 /// a run costs two reads there instead of one per cell.
 const RUNNING_SUMS_MIN_RUN_LENGTH: f64 = 4.0;
-
-/// What the trees learn to predict.
-#[derive(Debug, Clone, Copy)]
-pub enum Targets<'a> {
-    /// A class index in `[0, n_classes)` per sample.
-    Classes {
-        /// Class index of each sample.
-        labels: &'a [u32],
-        /// Number of classes.
-        n_classes: usize,
-    },
-}
 
 impl Forest {
     /// Trains a forest on `x` (samples in rows) with class indices `y` in
@@ -57,9 +48,9 @@ impl Forest {
     }
 
     /// Trains trees `trees` (a non-empty range of tree indices) of the forest that
-    /// `params` describes, on `x` (samples in rows), `targets` and optional
-    /// non-negative `sample_weight`, reporting progress to and stopping on request of
-    /// `control`.
+    /// `params` describes, on `x` (samples in rows), `targets` (classes for the Gini and
+    /// entropy criteria, values for squared error) and optional non-negative
+    /// `sample_weight`, reporting progress to and stopping on request of `control`.
     ///
     /// Tree `i` draws only from random streams derived from (`params.random_state`,
     /// `i`), so the trees of `a..b` are the very trees that `0..n` (with `a <= b <= n`)
@@ -93,31 +84,12 @@ impl Forest {
                 "at most 2^32 - 1 samples and features are supported",
             ));
         }
-        let Targets::Classes {
-            labels: y,
-            n_classes,
-        } = targets;
-        if y.len() != n_samples {
-            return Err(MorfError::ShapeMismatch {
-                what: "number of labels in y (one per row of X)",
-                expected: n_samples,
-                got: y.len(),
-            });
-        }
-        if !(1..=MAX_CLASSES).contains(&n_classes) {
-            return Err(invalid(
-                "n_classes",
-                format!("must be in 1..={MAX_CLASSES} (each leaf stores a distribution over all classes), got {n_classes}"),
-            ));
-        }
-        if let Some((index, &label)) = y.iter().enumerate().find(|(_, &l)| l as usize >= n_classes)
-        {
-            return Err(MorfError::LabelOutOfRange {
-                label,
-                index,
-                n_classes,
-            });
-        }
+        let task = targets.check(
+            n_samples,
+            params.criterion,
+            params.honest_prior,
+            params.honest_fraction > 0.0,
+        )?;
         let weights = check_sample_weight(sample_weight, n_samples)?;
         rows.check_finite()?;
         params.atoms.validate(n_features)?;
@@ -137,15 +109,15 @@ impl Forest {
 
         let settings = GrowSettings {
             rule: SplitRule {
-                criterion: params.criterion,
                 min_samples_leaf: params.min_samples_leaf,
+                min_weight_leaf: 0.0, // set per tree from its sample's weight
                 whole_range: exact_for(bounds.max_abs),
             },
             max_depth: params.max_depth.unwrap_or(usize::MAX),
             min_samples_split: params.min_samples_split,
             min_impurity_decrease: params.min_impurity_decrease,
+            min_weight_fraction_leaf: params.min_weight_fraction_leaf,
             n_atoms,
-            n_classes,
         };
         if let Some(max_samples) = params.max_samples {
             max_samples.resolve(n_samples - n_estimation)?;
@@ -160,61 +132,44 @@ impl Forest {
         }
         let job = TrainingJob {
             params,
-            y,
+            targets,
+            task,
             weights: &weights,
             settings,
             n_estimation,
             cancel: control.cancel_flag(),
             counter: TreeCounter::new(control, trees.len()),
         };
-        let whole_range = settings.rule.whole_range;
-        let byte_valued =
-            matches!(whole_range, Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32);
         let long_runs = params.atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
         let running_sums = long_runs && exact_for(bounds.spread).is_some();
-        let trees = with_threads(params.n_threads, || {
-            if !byte_valued && !running_sums {
-                return job.grow_range(&rows, SearchRows::direct(&rows), trees);
+        let width = task.width();
+        let trees = with_threads(params.n_threads, || match params.criterion {
+            Criterion::Gini => {
+                job.grow_trees(&Gini { n_classes: width }, &rows, running_sums, trees)
             }
-            // The first round of trees, one per thread, tells whether trees are deep.
-            let first_round =
-                trees.start..trees.end.min(trees.start + rayon::current_num_threads());
-            let rest = first_round.end..trees.end;
-            let mut trees = job.grow_range(&rows, SearchRows::direct(&rows), first_round)?;
-            let mean_leaf_depth = trees
-                .iter()
-                .map(|tree| tree.stats().mean_leaf_depth)
-                .sum::<f64>()
-                / trees.len() as f64;
-            trees.extend(if mean_leaf_depth < COPY_MIN_LEAF_DEPTH {
-                job.grow_range(&rows, SearchRows::direct(&rows), rest)
-            } else if running_sums {
-                match rows.running_sums() {
-                    RunningSums::Bytes(sums) => {
-                        job.grow_range(&rows, SearchRows::running_sums(&sums), rest)
-                    }
-                    RunningSums::Floats(sums) => {
-                        job.grow_range(&rows, SearchRows::running_sums(&sums), rest)
-                    }
-                }
-            } else {
-                // The same projections from a quarter of the memory traffic.
-                job.grow_range(&rows, SearchRows::direct(&rows.to_bytes()), rest)
-            }?);
-            Ok(trees)
+            Criterion::Entropy => {
+                job.grow_trees(&Entropy { n_classes: width }, &rows, running_sums, trees)
+            }
+            Criterion::SquaredError => job.grow_trees(
+                &SquaredError { n_outputs: width },
+                &rows,
+                running_sums,
+                trees,
+            ),
         })?;
         Ok(Forest {
             n_features,
-            n_classes,
+            task,
             trees,
         })
     }
 }
 
 /// The data and settings shared by every tree of one `fit`.
-struct TrainingJob<'a> {
+struct TrainingJob<'a, 't> {
     params: &'a ForestParams,
-    y: &'a [u32],
+    targets: Targets<'t>,
+    task: Task,
     weights: &'a [f64],
     settings: GrowSettings,
     n_estimation: usize,
@@ -222,11 +177,57 @@ struct TrainingJob<'a> {
     counter: TreeCounter<'a>,
 }
 
-impl TrainingJob<'_> {
+impl TrainingJob<'_, '_> {
+    /// Grows trees `trees` on X (`rows`) with `criterion`, in parallel on the current
+    /// thread pool, searching splits on a compact copy of X (its bytes, or its
+    /// `running_sums` where they are exact) once the first trees prove deep;
+    /// `Err(Cancelled)` once the cancel flag is set.
+    fn grow_trees<C: SplitCriterion, T: Feature>(
+        &self,
+        criterion: &C,
+        rows: &Rows<'_, T>,
+        running_sums: bool,
+        trees: Range<usize>,
+    ) -> Result<Vec<Tree>> {
+        let byte_valued = matches!(
+            self.settings.rule.whole_range,
+            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+        );
+        if !byte_valued && !running_sums {
+            return self.grow_range(criterion, rows, SearchRows::direct(rows), trees);
+        }
+        // The first round of trees, one per thread, tells whether trees are deep.
+        let first_round = trees.start..trees.end.min(trees.start + rayon::current_num_threads());
+        let rest = first_round.end..trees.end;
+        let mut grown = self.grow_range(criterion, rows, SearchRows::direct(rows), first_round)?;
+        let mean_leaf_depth = grown
+            .iter()
+            .map(|tree| tree.stats().mean_leaf_depth)
+            .sum::<f64>()
+            / grown.len() as f64;
+        grown.extend(if mean_leaf_depth < COPY_MIN_LEAF_DEPTH {
+            self.grow_range(criterion, rows, SearchRows::direct(rows), rest)
+        } else if running_sums {
+            match rows.running_sums() {
+                RunningSums::Bytes(sums) => {
+                    self.grow_range(criterion, rows, SearchRows::running_sums(&sums), rest)
+                }
+                RunningSums::Floats(sums) => {
+                    self.grow_range(criterion, rows, SearchRows::running_sums(&sums), rest)
+                }
+            }
+        } else {
+            // The same projections from a quarter of the memory traffic.
+            self.grow_range(criterion, rows, SearchRows::direct(&rows.to_bytes()), rest)
+        }?);
+        Ok(grown)
+    }
+
     /// Grows trees `range` on X (`rows`), searching splits on `search`, in parallel on
     /// the current thread pool; `Err(Cancelled)` once the cancel flag is set.
-    fn grow_range<T: Feature, S: Feature>(
+    fn grow_range<C: SplitCriterion, T: Feature, S: Feature>(
         &self,
+        criterion: &C,
         rows: &Rows<'_, T>,
         search: SearchRows<'_, S>,
         range: Range<usize>,
@@ -235,25 +236,30 @@ impl TrainingJob<'_> {
         // per tree maps and faults in fresh pages every time, under a process-wide lock.
         range
             .into_par_iter()
-            .map_init(SplitScratch::default, |scratch, t| {
-                let tree = self.grow(rows, search, t, scratch);
-                if tree.is_some() {
-                    self.counter.tree_done();
-                }
-                tree.ok_or(MorfError::Cancelled)
-            })
+            .map_init(
+                || (SplitScratch::default(), NodeTargets::default()),
+                |(scratch, node), t| {
+                    let tree = self.grow(criterion, rows, search, t, scratch, node);
+                    if tree.is_some() {
+                        self.counter.tree_done();
+                    }
+                    tree.ok_or(MorfError::Cancelled)
+                },
+            )
             .collect()
     }
 
     /// Grows tree `t`, or `None` once the cancel flag is set. Its rows and its
     /// atoms come from two separate streams derived from (seed, t), so neither depends
     /// on thread scheduling or on the other.
-    fn grow<T: Feature, S: Feature>(
+    fn grow<C: SplitCriterion, T: Feature, S: Feature>(
         &self,
+        criterion: &C,
         rows: &Rows<'_, T>,
         search: SearchRows<'_, S>,
         t: usize,
         scratch: &mut SplitScratch,
+        node: &mut NodeTargets,
     ) -> Option<Tree> {
         let seed = self.params.random_state;
         let mut row_rng = Rng::new(seed, 2 * t as u64);
@@ -287,12 +293,15 @@ impl TrainingJob<'_> {
 
         let mut sampler = self.params.atoms.sampler(rows.n_features);
         let mut tree = grow_tree(
+            criterion,
+            self.task.empty_leaves(),
             search,
             &structure,
             &self.settings,
             sampler.as_mut(),
             &mut atom_rng,
             scratch,
+            node,
             self.cancel,
         )?;
         if self.n_estimation > 0 {
@@ -301,13 +310,22 @@ impl TrainingJob<'_> {
                 .iter()
                 .for_each(|&row| draws[row as usize] = 1);
             let estimation = self.local_samples(estimation_rows.iter().copied(), &draws);
-            let mut empirical = vec![0.0; self.settings.n_classes];
+            let mut empirical = vec![0.0; criterion.n_entries()];
+            let mut empirical_weight = 0.0;
             for part in [&structure, &estimation] {
-                for (&class, &weight) in part.class_of.iter().zip(&part.weight_of) {
-                    empirical[class as usize] += weight;
+                for sample in 0..part.row_of.len() {
+                    empirical_weight += part.weight_of[sample];
+                    criterion
+                        .leaf_entries(part, sample, |entry, amount| empirical[entry] += amount);
                 }
             }
-            tree.fill_leaves_honestly(rows, &estimation, self.params.honest_prior, &empirical);
+            tree.fill_leaves_honestly(
+                criterion,
+                rows,
+                &estimation,
+                self.params.honest_prior,
+                (&empirical, empirical_weight),
+            );
         }
         Some(tree)
     }
@@ -319,8 +337,8 @@ impl TrainingJob<'_> {
             let weight = self.weights[row as usize] * draws[row as usize] as f64;
             if weight > 0.0 {
                 local.row_of.push(row);
-                local.class_of.push(self.y[row as usize]);
                 local.weight_of.push(weight);
+                self.targets.push_target(row as usize, &mut local);
             }
         }
         local

@@ -1,12 +1,12 @@
 //! Putting forests together: trees grown apart (on several machines, or more trees
 //! later) become one forest.
 
-use super::Forest;
+use super::{Forest, Task};
 use crate::error::{invalid, MorfError, Result};
 
 impl Forest {
     /// One forest holding the trees of `forests`, in the order given. The forests must
-    /// have the same number of features and of classes; their trees may come from any
+    /// have the same number of features and the same task (classes, or outputs); their trees may come from any
     /// parameters and data, and the merged forest averages them all.
     ///
     /// Tree `i` of a fit depends only on (`random_state`, `i`), so forests grown with
@@ -35,7 +35,7 @@ impl Forest {
             // Every field named, so that a field added to Forest must be matched here.
             let Forest {
                 n_features,
-                n_classes,
+                task,
                 trees,
             } = forest;
             if n_features != merged.n_features {
@@ -45,11 +45,25 @@ impl Forest {
                     got: n_features,
                 });
             }
-            if n_classes != merged.n_classes {
+            let what = match (task, merged.task) {
+                (Task::Classification { .. }, Task::Classification { .. }) => {
+                    "number of classes of a forest to merge"
+                }
+                (Task::Regression { .. }, Task::Regression { .. }) => {
+                    "number of outputs of a forest to merge"
+                }
+                _ => {
+                    return Err(invalid(
+                        "forests",
+                        "a classification and a regression forest cannot be merged",
+                    ))
+                }
+            };
+            if task.width() != merged.task.width() {
                 return Err(MorfError::ShapeMismatch {
-                    what: "number of classes of a forest to merge",
-                    expected: merged.n_classes,
-                    got: n_classes,
+                    what,
+                    expected: merged.task.width(),
+                    got: task.width(),
                 });
             }
             merged.trees.extend(trees);

@@ -7,6 +7,7 @@ pub(crate) mod format;
 mod importance;
 mod merge;
 mod score;
+mod targets;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,8 +15,8 @@ use crate::error::{invalid, Result};
 use crate::tree::{Tree, TreeStats};
 
 pub use control::{FitControl, Progress, ProgressCallback};
-pub use fit::Targets;
 pub use format::FORMAT_VERSION;
+pub use targets::Targets;
 
 /// Cores this process may run on; 1 when that cannot be told.
 pub fn available_cores() -> usize {
@@ -25,11 +26,12 @@ pub fn available_cores() -> usize {
 /// Most features a forest may have: atoms name features with `u32`.
 pub const MAX_FEATURES: usize = u32::MAX as usize;
 
-/// Most classes a forest may have: every leaf stores a distribution over all classes,
-/// so 2^24 classes already take 64 MiB per leaf.
+/// Most classes (or regression outputs) a forest may have: every leaf stores a
+/// distribution over all classes (or a value per output), so 2^24 classes already take
+/// 64 MiB per leaf.
 pub const MAX_CLASSES: usize = 1 << 24;
 
-/// A trained forest of classification trees.
+/// A trained forest of classification or regression trees.
 ///
 /// ```
 /// use ndarray::array;
@@ -58,8 +60,33 @@ pub const MAX_CLASSES: usize = 1 << 24;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Forest {
     n_features: usize,
-    n_classes: usize,
+    task: Task,
     trees: Vec<Tree>,
+}
+
+/// What a forest predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Task {
+    /// Class probabilities ([`Forest::predict_proba`]).
+    Classification {
+        /// Number of classes.
+        n_classes: usize,
+    },
+    /// Target values ([`Forest::predict_values`]).
+    Regression {
+        /// Number of values per sample (columns of y).
+        n_outputs: usize,
+    },
+}
+
+impl Task {
+    /// Numbers per leaf and per prediction: classes or outputs.
+    pub fn width(self) -> usize {
+        match self {
+            Task::Classification { n_classes } => n_classes,
+            Task::Regression { n_outputs } => n_outputs,
+        }
+    }
 }
 
 impl Forest {
@@ -68,9 +95,17 @@ impl Forest {
         self.n_features
     }
 
-    /// Number of classes.
-    pub fn n_classes(&self) -> usize {
-        self.n_classes
+    /// What the forest predicts.
+    pub fn task(&self) -> Task {
+        self.task
+    }
+
+    /// Number of classes of a classification forest; `None` for regression.
+    pub fn n_classes(&self) -> Option<usize> {
+        match self.task {
+            Task::Classification { n_classes } => Some(n_classes),
+            Task::Regression { .. } => None,
+        }
     }
 
     /// The trees.

@@ -7,9 +7,10 @@ use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
 use rayon::prelude::*;
 
 use super::control::{check_cancel, is_cancelled, NEVER_CANCELLED};
-use super::{Forest, Workers};
+use super::{Forest, Task, Workers};
 use crate::data::{non_finite_error, Feature, Rows};
 use crate::error::{invalid, try_filled, MorfError, Result};
+use crate::tree::{Leaves, Node, Tree};
 
 /// Most rows scored together: enough to amortise walking each tree, few enough to keep
 /// the rows in cache.
@@ -23,11 +24,11 @@ const MIN_SCORE_CHUNK: usize = 16;
 const CHUNKS_PER_THREAD: usize = 4;
 
 impl Forest {
-    /// Mean of the trees' leaf class distributions, one row per sample. Honest trees
-    /// whose leaf casts no vote are left out of the mean; a sample no tree votes for
-    /// gets the uniform distribution. Rows are scored in parallel on `n_threads`
-    /// threads (0: every core); X may have any memory layout (rows that do not lie
-    /// contiguous are copied a chunk at a time).
+    /// Mean of the trees' leaf class distributions, one row per sample, for a
+    /// classification forest. Honest trees whose leaf casts no vote are left out of
+    /// the mean; a sample no tree votes for gets the uniform distribution. Rows are
+    /// scored in parallel on `n_threads` threads (0: every core); X may have any memory
+    /// layout (rows that do not lie contiguous are copied a chunk at a time).
     pub fn predict_proba<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
@@ -45,7 +46,7 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<Array2<f64>> {
-        let mut proba = new_output(x.nrows(), self.n_classes, "the probabilities")?;
+        let mut proba = new_output(x.nrows(), self.classes()?, "the probabilities")?;
         self.predict_proba_into(x, proba.view_mut(), n_threads, cancel)?;
         Ok(proba)
     }
@@ -60,10 +61,11 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<()> {
-        let out = output_rows(out, x.nrows(), self.n_classes, "classes")?;
+        let n_classes = self.classes()?;
+        let out = output_rows(out, x.nrows(), n_classes, "classes")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, out, self.n_classes, threads, cancel, |rows, out| {
+            self.score_chunks(x, out, n_classes, threads, cancel, |_, rows, out| {
                 self.proba_of_rows(rows, out, cancel)
             })
         })
@@ -99,10 +101,11 @@ impl Forest {
         I: IntoIterator<Item = B>,
         I::IntoIter: 'f,
     {
+        let n_classes = self.classes()?;
         let workers = Workers::for_rows(n_threads, usize::MAX)?;
         Ok(blocks.into_iter().map(move |block| {
             let block = block.into();
-            let mut proba = new_output(block.nrows(), self.n_classes, "the probabilities")?;
+            let mut proba = new_output(block.nrows(), n_classes, "the probabilities")?;
             let out = proba
                 .as_slice_mut()
                 .expect("a new array is in standard layout");
@@ -111,19 +114,61 @@ impl Forest {
                 self.score_chunks(
                     block.view(),
                     out,
-                    self.n_classes,
+                    n_classes,
                     threads,
                     never,
-                    |rows, out| self.proba_of_rows(rows, out, never),
+                    |_, rows, out| self.proba_of_rows(rows, out, never),
                 )
             })?;
             Ok(proba)
         }))
     }
 
-    /// The most probable class per sample (the lowest index among ties): the argmax of
-    /// [`predict_proba`](Self::predict_proba), computed chunk by chunk so that no
-    /// probability array is kept.
+    /// Mean of the trees' leaf values, shape (samples, outputs), for a regression
+    /// forest. Honest trees whose leaf casts no vote are left out of the mean; a sample
+    /// no tree votes for gets the mean of the trees' priors (the mean target of each
+    /// tree's sample). Rows are scored in parallel on `n_threads` threads (0: every
+    /// core), as [`predict_proba`](Self::predict_proba).
+    pub fn predict_values<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array2<f64>> {
+        self.predict_values_cancellable(x, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`predict_values`](Forest::predict_values) that returns
+    /// [`MorfError::Cancelled`] soon after `cancel` is set, as
+    /// [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
+    pub fn predict_values_cancellable<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Array2<f64>> {
+        let n_outputs = self.outputs()?;
+        let mut values = new_output(x.nrows(), n_outputs, "the predicted values")?;
+        let out = output_rows(values.view_mut(), x.nrows(), n_outputs, "outputs")?;
+        let prior = self.mean_prior();
+        let workers = Workers::for_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            self.score_chunks(x, out, n_outputs, threads, cancel, |_, rows, out| {
+                let votes = self.sum_leaves(rows, out, cancel, |_, _| false);
+                for (row_out, &count) in out.chunks_exact_mut(n_outputs).zip(&votes) {
+                    if count == 0 {
+                        row_out.copy_from_slice(&prior);
+                    } else {
+                        row_out.iter_mut().for_each(|v| *v /= count as f64);
+                    }
+                }
+            })
+        })?;
+        Ok(values)
+    }
+
+    /// The most probable class per sample (the lowest index among ties), for a
+    /// classification forest: the argmax of [`predict_proba`](Self::predict_proba),
+    /// computed chunk by chunk so that no probability array is kept.
     pub fn predict<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Vec<u32>> {
         self.predict_cancellable(x, n_threads, &NEVER_CANCELLED)
     }
@@ -136,13 +181,14 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<Vec<u32>> {
+        let n_classes = self.classes()?;
         let mut classes = try_filled(x.nrows(), 1, 0u32, "the classes")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, &mut classes, 1, threads, cancel, |rows, out| {
-                let mut proba = vec![0.0; rows.n_samples * self.n_classes];
+            self.score_chunks(x, &mut classes, 1, threads, cancel, |_, rows, out| {
+                let mut proba = vec![0.0; rows.n_samples * n_classes];
                 self.proba_of_rows(rows, &mut proba, cancel);
-                for (class, row) in out.iter_mut().zip(proba.chunks_exact(self.n_classes)) {
+                for (class, row) in out.iter_mut().zip(proba.chunks_exact(n_classes)) {
                     let mut best = 0;
                     for (k, &p) in row.iter().enumerate() {
                         if p > row[best] {
@@ -188,7 +234,7 @@ impl Forest {
         let out = output_rows(out, x.nrows(), n_trees, "trees")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, out, n_trees, threads, cancel, |rows, out| {
+            self.score_chunks(x, out, n_trees, threads, cancel, |_, rows, out| {
                 let mut tree_leaves = [0u32; SCORE_CHUNK];
                 let tree_leaves = &mut tree_leaves[..rows.n_samples];
                 for (t, tree) in self.trees.iter().enumerate() {
@@ -204,32 +250,49 @@ impl Forest {
         })
     }
 
+    /// Number of classes, or an error for a regression forest.
+    fn classes(&self) -> Result<usize> {
+        match self.task {
+            Task::Classification { n_classes } => Ok(n_classes),
+            Task::Regression { .. } => Err(invalid(
+                "task",
+                "a regression forest predicts values (predict_values), not classes",
+            )),
+        }
+    }
+
+    /// Number of outputs, or an error for a classification forest.
+    fn outputs(&self) -> Result<usize> {
+        match self.task {
+            Task::Regression { n_outputs } => Ok(n_outputs),
+            Task::Classification { .. } => Err(invalid(
+                "task",
+                "a classification forest predicts classes (predict_proba), not values",
+            )),
+        }
+    }
+
+    /// The mean of the trees' priors (each the mean target of its tree's sample): what
+    /// a regression forest predicts for a row no tree votes for.
+    fn mean_prior(&self) -> Vec<f64> {
+        let mut prior = vec![0.0; self.task.width()];
+        for tree in &self.trees {
+            if let Leaves::Values {
+                prior: tree_prior, ..
+            } = tree.leaves()
+            {
+                prior.iter_mut().zip(tree_prior).for_each(|(p, &v)| *p += v);
+            }
+        }
+        prior.iter_mut().for_each(|p| *p /= self.trees.len() as f64);
+        prior
+    }
+
     /// Writes the mean of the trees' votes for every row of `rows` into `out`
     /// (`n_classes` values per row), unless `cancel` is set first.
     fn proba_of_rows<T: Feature>(&self, rows: &Rows<'_, T>, out: &mut [f64], cancel: &AtomicBool) {
-        let n_classes = self.n_classes;
-        out.fill(0.0);
-        let mut votes = [0u32; SCORE_CHUNK];
-        let mut leaves = [0u32; SCORE_CHUNK];
-        let leaves = &mut leaves[..rows.n_samples];
-        for tree in &self.trees {
-            if is_cancelled(cancel) {
-                return;
-            }
-            tree.leaves_of_rows(rows, 0, leaves);
-            for ((row_out, &leaf), row_votes) in out
-                .chunks_exact_mut(n_classes)
-                .zip(&*leaves)
-                .zip(&mut votes)
-            {
-                if let Some(posterior) = tree.posterior(leaf as usize) {
-                    *row_votes += 1;
-                    for (acc, &p) in row_out.iter_mut().zip(posterior) {
-                        *acc += p as f64;
-                    }
-                }
-            }
-        }
+        let n_classes = self.task.width();
+        let votes = self.sum_leaves(rows, out, cancel, |_, _| false);
         for (row_out, &count) in out.chunks_exact_mut(n_classes).zip(&votes) {
             if count == 0 {
                 row_out.fill(1.0 / n_classes as f64);
@@ -242,8 +305,43 @@ impl Forest {
         }
     }
 
-    /// Runs `score` on every chunk of X's rows with that chunk's rows of `out` (`width`
-    /// values per row), on `threads` threads of the current rayon pool. Threads take
+    /// Writes into `out` (`width` values per row) the sum over trees of the values
+    /// of the leaf each row of `rows` reaches, leaving out leaves that cast no vote
+    /// and the trees `skip(tree, row)` names; returns each row's number of votes.
+    /// Stops early once `cancel` is set.
+    pub(super) fn sum_leaves<T: Feature>(
+        &self,
+        rows: &Rows<'_, T>,
+        out: &mut [f64],
+        cancel: &AtomicBool,
+        skip: impl Fn(usize, usize) -> bool,
+    ) -> [u32; SCORE_CHUNK] {
+        out.fill(0.0);
+        let mut votes = [0u32; SCORE_CHUNK];
+        let mut leaves = [0u32; SCORE_CHUNK];
+        let leaves = &mut leaves[..rows.n_samples];
+        for (t, tree) in self.trees.iter().enumerate() {
+            if is_cancelled(cancel) {
+                break;
+            }
+            tree.leaves_of_rows(rows, 0, leaves);
+            match tree.leaves() {
+                Leaves::Classes { distributions, .. } => {
+                    add_votes(tree, distributions, leaves, out, &mut votes, |row| {
+                        skip(t, row)
+                    })
+                }
+                Leaves::Values { means, .. } => {
+                    add_votes(tree, means, leaves, out, &mut votes, |row| skip(t, row))
+                }
+            }
+        }
+        votes
+    }
+
+    /// Runs `score(first_row, rows, out)` on every chunk of X's rows (the first of
+    /// which is row `first_row` of X) with that chunk's rows of `out` (`width` values
+    /// per row), on `threads` threads of the current rayon pool. Threads take
     /// chunks in turn, so all stay busy to the end; a chunk whose rows do
     /// not lie contiguous is copied into its thread's buffer first.
     ///
@@ -252,14 +350,14 @@ impl Forest {
     /// whatever the number of threads, and chunks after it are skipped. `score` looks
     /// at `cancel` itself, between trees; once it is set, what `out` holds is
     /// unspecified and [`MorfError::Cancelled`] is returned.
-    fn score_chunks<T: Feature, O: Send>(
+    pub(super) fn score_chunks<T: Feature, O: Send>(
         &self,
         x: ArrayView2<'_, T>,
         out: &mut [O],
         width: usize,
         threads: usize,
         cancel: &AtomicBool,
-        score: impl Fn(&Rows<'_, T>, &mut [O]) + Sync,
+        score: impl Fn(usize, &Rows<'_, T>, &mut [O]) + Sync,
     ) -> Result<()> {
         let (n_samples, n_features) = x.dim();
         if n_features != self.n_features {
@@ -294,7 +392,7 @@ impl Forest {
             if let Some(flat) = rows.first_non_finite() {
                 first_bad.fetch_min(start * n_features + flat, Ordering::Relaxed);
             } else if first_bad.load(Ordering::Relaxed) == usize::MAX {
-                score(&rows, out);
+                score(start, &rows, out);
             }
         };
         if threads == 1 || n_samples <= rows_per_chunk {
@@ -313,6 +411,39 @@ impl Forest {
             flat => {
                 let (row, column) = (flat / n_features, flat % n_features);
                 Err(non_finite_error(flat, n_features, x[[row, column]]))
+            }
+        }
+    }
+}
+
+/// Adds, for each row (of the leaves `leaves` reached) that `skip` does not name and
+/// whose leaf votes, the leaf's `values` into its row of `out` and a vote.
+fn add_votes<V: Copy + Into<f64>>(
+    tree: &Tree,
+    values: &[V],
+    leaves: &[u32],
+    out: &mut [f64],
+    votes: &mut [u32],
+    skip: impl Fn(usize) -> bool,
+) {
+    let width = tree.leaves().width();
+    let nodes = tree.nodes();
+    for (row, ((row_out, &leaf), row_votes)) in out
+        .chunks_exact_mut(width)
+        .zip(leaves)
+        .zip(votes)
+        .enumerate()
+    {
+        if let Node::Leaf {
+            value: Some(offset),
+        } = nodes[leaf as usize]
+        {
+            if skip(row) {
+                continue;
+            }
+            *row_votes += 1;
+            for (acc, &v) in row_out.iter_mut().zip(&values[offset as usize..][..width]) {
+                *acc += v.into();
             }
         }
     }

@@ -5,7 +5,7 @@
 mod atoms;
 
 use ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
@@ -102,11 +102,12 @@ pub struct PyForest {
 
 #[pymethods]
 impl PyForest {
-    /// Trains a forest; see the package's estimators for the meaning of `params`.
-    /// `progress(trees_done, n_trees)`, if given, is called on this thread as trees
-    /// are grown; Ctrl-C (or an exception from `progress`) stops the fit. `trees`,
-    /// `(start, stop)`, grows only those trees of the forest `params` describes
-    /// (default: all `n_estimators`), for merging with the others later.
+    /// Trains a classification forest on class indices `y` in `[0, n_classes)`; see the
+    /// package's estimators for the meaning of `params`. `progress(trees_done,
+    /// n_trees)`, if given, is called on this thread as trees are grown; Ctrl-C (or an
+    /// exception from `progress`) stops the fit. `trees`, `(start, stop)`, grows only
+    /// those trees of the forest `params` describes (default: all `n_estimators`), for
+    /// merging with the others later.
     #[staticmethod]
     #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None, trees=None))]
     #[allow(clippy::too_many_arguments)]
@@ -122,43 +123,67 @@ impl PyForest {
         trees: Option<(usize, usize)>,
     ) -> PyResult<PyForest> {
         guarded(|| {
-            let mut params = parse_params(params)?;
-            params.n_threads = n_threads;
-            let trees = trees.map_or(0..params.n_estimators, |(start, stop)| start..stop);
-            let n_trees = trees.len();
-            let samples = Samples::borrow(x)?;
-            let y = y.as_slice()?;
-            let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
-
-            let cancel = AtomicBool::new(false);
-            let trees_done = AtomicUsize::new(0);
-            let count = |p: Progress| trees_done.store(p.trees_done, Ordering::Relaxed);
-            let control = FitControl::new().with_progress(&count).with_cancel(&cancel);
-            let mut reported = 0;
-            let report = || {
-                let done = trees_done.load(Ordering::Relaxed);
-                match &progress {
-                    Some(callback) if done != reported => {
-                        reported = done;
-                        callback.call1((done, n_trees)).map(drop)
-                    }
-                    _ => Ok(()),
-                }
+            let targets = Targets::Classes {
+                labels: y.as_slice()?,
+                n_classes,
             };
-            let forest = with_view!(samples, |view| run_interruptible(
+            train(
                 py,
-                &cancel,
-                || {
-                    let targets = Targets::Classes {
-                        labels: y,
-                        n_classes,
-                    };
-                    Forest::fit_with(&params, view, targets, weights, trees, &control)
-                },
-                report
-            ))?
-            .map_err(value_error)?;
-            Ok(PyForest { forest })
+                x,
+                targets,
+                sample_weight,
+                params,
+                n_threads,
+                progress,
+                trees,
+            )
+        })
+    }
+
+    /// Trains a regression forest on float64 targets `y` of shape (n_samples,
+    /// n_outputs), as `fit` does.
+    #[staticmethod]
+    #[pyo3(signature = (x, y, sample_weight, params, n_threads, progress=None, trees=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn fit_regression(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: PyReadonlyArray2<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: &Bound<'_, PyDict>,
+        n_threads: usize,
+        progress: Option<Bound<'_, PyAny>>,
+        trees: Option<(usize, usize)>,
+    ) -> PyResult<PyForest> {
+        guarded(|| {
+            let targets = Targets::Values(y.as_array());
+            train(
+                py,
+                x,
+                targets,
+                sample_weight,
+                params,
+                n_threads,
+                progress,
+                trees,
+            )
+        })
+    }
+
+    /// Mean leaf values of the trees, shape (n_samples, n_outputs).
+    fn predict_values<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            let values = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                self.forest
+                    .predict_values_cancellable(view, n_threads, cancel)
+            }))?;
+            Ok(values.into_pyarray(py))
         })
     }
 
@@ -300,15 +325,68 @@ impl PyForest {
         self.forest.n_features()
     }
 
+    /// Number of classes; None for a regression forest.
     #[getter]
-    fn n_classes(&self) -> usize {
+    fn n_classes(&self) -> Option<usize> {
         self.forest.n_classes()
+    }
+
+    /// Numbers per prediction: classes or outputs.
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.forest.task().width()
     }
 
     #[getter]
     fn n_estimators(&self) -> usize {
         self.forest.trees().len()
     }
+}
+
+/// Trains a forest on `x` and `targets` with the engine parameters `params`, reporting
+/// to `progress` on this thread; Ctrl-C (or an exception from `progress`) stops it.
+/// `trees`, `(start, stop)`, grows only those trees (default: all `n_estimators`).
+#[allow(clippy::too_many_arguments)]
+fn train(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    targets: Targets<'_>,
+    sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+    params: &Bound<'_, PyDict>,
+    n_threads: usize,
+    progress: Option<Bound<'_, PyAny>>,
+    trees: Option<(usize, usize)>,
+) -> PyResult<PyForest> {
+    let mut params = parse_params(params)?;
+    params.n_threads = n_threads;
+    let trees = trees.map_or(0..params.n_estimators, |(start, stop)| start..stop);
+    let n_trees = trees.len();
+    let samples = Samples::borrow(x)?;
+    let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
+
+    let cancel = AtomicBool::new(false);
+    let trees_done = AtomicUsize::new(0);
+    let count = |p: Progress| trees_done.store(p.trees_done, Ordering::Relaxed);
+    let control = FitControl::new().with_progress(&count).with_cancel(&cancel);
+    let mut reported = 0;
+    let report = || {
+        let done = trees_done.load(Ordering::Relaxed);
+        match &progress {
+            Some(callback) if done != reported => {
+                reported = done;
+                callback.call1((done, n_trees)).map(drop)
+            }
+            _ => Ok(()),
+        }
+    };
+    let forest = with_view!(samples, |view| run_interruptible(
+        py,
+        &cancel,
+        || Forest::fit_with(&params, view, targets, weights, trees, &control),
+        report
+    ))?
+    .map_err(value_error)?;
+    Ok(PyForest { forest })
 }
 
 impl PyForest {
@@ -372,7 +450,7 @@ pub(super) fn get<'py, T: FromPyObjectOwned<'py>>(
 }
 
 /// Every key `parse_params` reads; any other is a caller's typo.
-const PARAM_KEYS: [&str; 20] = [
+const PARAM_KEYS: [&str; 21] = [
     "n_estimators",
     "atoms",
     "dictionary",
@@ -387,6 +465,7 @@ const PARAM_KEYS: [&str; 20] = [
     "max_depth",
     "min_samples_split",
     "min_samples_leaf",
+    "min_weight_fraction_leaf",
     "min_impurity_decrease",
     "bootstrap",
     "max_samples",
@@ -410,6 +489,8 @@ fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
     parsed.min_samples_split =
         get(params, "min_samples_split")?.unwrap_or(defaults.min_samples_split);
     parsed.min_samples_leaf = get(params, "min_samples_leaf")?.unwrap_or(defaults.min_samples_leaf);
+    parsed.min_weight_fraction_leaf =
+        get(params, "min_weight_fraction_leaf")?.unwrap_or(defaults.min_weight_fraction_leaf);
     parsed.min_impurity_decrease =
         get(params, "min_impurity_decrease")?.unwrap_or(defaults.min_impurity_decrease);
     parsed.max_depth = get(params, "max_depth")?;
@@ -419,7 +500,14 @@ fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
     parsed.criterion = match get::<String>(params, "criterion")?.as_deref() {
         None | Some("gini") => Criterion::Gini,
         Some("entropy") => Criterion::Entropy,
-        Some(other) => return Err(bad_choice("criterion", other, "'gini' or 'entropy'")),
+        Some("squared_error") => Criterion::SquaredError,
+        Some(other) => {
+            return Err(bad_choice(
+                "criterion",
+                other,
+                "'gini', 'entropy' or 'squared_error'",
+            ))
+        }
     };
     parsed.honest_prior = match get::<String>(params, "honest_prior")?.as_deref() {
         None | Some("empirical") => HonestPrior::Empirical,

@@ -1,11 +1,16 @@
 //! Split search: project a node's samples onto each candidate atom, order the values
 //! (sort them, or count whole values that take few distinct values), and scan for the
-//! threshold with the largest impurity decrease.
+//! threshold with the largest decrease of a [`SplitCriterion`].
 
+mod criterion;
 mod projection;
+mod scan;
 mod search;
 mod sort;
 
+pub use criterion::{
+    Criterion, Entropy, Gini, LocalSamples, NodeTargets, SplitCriterion, SquaredError,
+};
 pub use projection::{key_value, sort_key, NodeProjector};
-pub use search::{best_split, Criterion, LocalSamples, SplitCandidate, SplitRule, SplitScratch};
+pub use search::{best_split, SplitCandidate, SplitRule, SplitScratch};
 pub use sort::sort_by_value;

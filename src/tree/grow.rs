@@ -1,10 +1,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Node, Tree};
+use super::{Leaves, Node, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
-use crate::split::{best_split, LocalSamples, SplitRule, SplitScratch};
+use crate::split::{
+    best_split, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
+};
 
 /// Resolved stopping and split settings of one tree.
 #[derive(Debug, Clone, Copy)]
@@ -13,8 +15,9 @@ pub(crate) struct GrowSettings {
     pub max_depth: usize,
     pub min_samples_split: usize,
     pub min_impurity_decrease: f64,
+    /// Least weight of a leaf, as a fraction of the weight of the tree's sample.
+    pub min_weight_fraction_leaf: f64,
     pub n_atoms: usize,
-    pub n_classes: usize,
 }
 
 /// The rows split search reads: X itself (or an exact copy of it), or per row the
@@ -55,33 +58,38 @@ struct Pending {
 }
 
 /// Grows one tree depth-first on `local` (all of whose weights are positive), filling
-/// leaves with the class distributions of the samples that reach them. `scratch` only
-/// lends buffers: its contents never change the tree. `None` once `cancel` is set,
-/// which is looked at before every node: a node is short next to a whole deep tree.
-pub(crate) fn grow_tree<T: Feature>(
+/// `leaves` (empty, of the kind `criterion` predicts) with the values of the samples
+/// that reach them. `scratch` and `node` only lend buffers: their contents never
+/// change the tree. `None` once `cancel` is set, which is looked at before every node:
+/// a node is short next to a whole deep tree.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn grow_tree<C: SplitCriterion, T: Feature>(
+    criterion: &C,
+    leaves: Leaves,
     search: SearchRows<'_, T>,
     local: &LocalSamples,
     settings: &GrowSettings,
     sampler: &mut dyn AtomSampler,
     rng: &mut Rng,
     scratch: &mut SplitScratch,
+    node: &mut NodeTargets,
     cancel: &AtomicBool,
 ) -> Option<Tree> {
-    let n_classes = settings.n_classes;
-    let mut tree = Tree {
-        nodes: Vec::new(),
-        impurity_decreases: Vec::new(),
-        atom_indices: Vec::new(),
-        atom_weights: Vec::new(),
-        leaf_values: Vec::new(),
-        n_classes: n_classes as u32,
-    };
+    let mut tree = Tree::empty(leaves);
     let mut samples: Vec<u32> = (0..local.row_of.len() as u32).collect();
     let root_weight: f64 = local.weight_of.iter().sum();
-    let mut counts = vec![0.0f64; n_classes];
+    let rule = SplitRule {
+        min_weight_leaf: settings.min_weight_fraction_leaf * root_weight,
+        ..settings.rule
+    };
     let rows = search.rows;
     let mut atoms = AtomSet::default();
     let mut search_atoms = AtomSet::default();
+    let mut leaf_sums = vec![0.0; criterion.n_entries()];
+    for sample in 0..local.row_of.len() {
+        criterion.leaf_entries(local, sample, |entry, amount| leaf_sums[entry] += amount);
+    }
+    tree.leaves.set_prior(&leaf_sums, root_weight);
     let mut stack = vec![Pending {
         start: 0,
         end: samples.len(),
@@ -101,23 +109,18 @@ pub(crate) fn grow_tree<T: Feature>(
         }
         let id = tree.nodes.len();
         if let Some(parent) = right_of {
-            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } =
-                &mut tree.nodes[parent]
-            {
-                *right = id as u32;
-            }
+            tree.nodes[parent].set_right(id as u32);
         }
         let node_samples = &mut samples[start..end];
-        counts.fill(0.0);
-        for &sample in node_samples.iter() {
-            counts[local.class_of[sample as usize] as usize] += local.weight_of[sample as usize];
-        }
+        criterion.gather(local, node_samples, node);
         let n = node_samples.len();
-        let pure = counts.iter().filter(|&&c| c > 0.0).count() <= 1;
-        let may_split = !pure
+        tree.node_samples.push(n as u32);
+        tree.node_weights.push(node.weight as f32);
+        let may_split = !node.pure
             && depth < settings.max_depth
             && n >= settings.min_samples_split
-            && n >= 2 * settings.rule.min_samples_leaf;
+            && n >= 2 * rule.min_samples_leaf
+            && node.weight >= 2.0 * rule.min_weight_leaf;
 
         let split = if may_split {
             sampler.sample_node(rng, settings.n_atoms, &mut atoms);
@@ -129,12 +132,13 @@ pub(crate) fn grow_tree<T: Feature>(
                 &atoms
             };
             best_split(
+                criterion,
                 rows,
-                local,
+                &local.row_of,
                 node_samples,
-                &counts,
+                node,
                 split_atoms,
-                settings.rule,
+                rule,
                 scratch,
             )
             .filter(|candidate| {
@@ -148,11 +152,18 @@ pub(crate) fn grow_tree<T: Feature>(
 
         match split {
             None => {
-                tree.nodes.push(Node::Leaf {
-                    posterior: Some(tree.leaf_values.len() as u32),
-                });
+                let value = tree.leaves.next_offset();
+                tree.nodes.push(Node::Leaf { value: Some(value) });
                 tree.impurity_decreases.push(0.0);
-                push_distribution(&mut tree.leaf_values, &counts);
+                leaf_sums.fill(0.0);
+                let mut weight = 0.0;
+                for &sample in node_samples.iter() {
+                    weight += local.weight_of[sample as usize];
+                    criterion.leaf_entries(local, sample as usize, |entry, amount| {
+                        leaf_sums[entry] += amount
+                    });
+                }
+                tree.leaves.push(&leaf_sums, weight);
             }
             Some((candidate, search_atom)) => {
                 let atom = atoms.get(candidate.atom);
@@ -164,24 +175,7 @@ pub(crate) fn grow_tree<T: Feature>(
                         left_end += 1;
                     }
                 }
-                let threshold = candidate.threshold;
-                if let ([feature], [weight]) = (atom.indices, atom.weights) {
-                    tree.nodes.push(Node::SplitOnFeature {
-                        right: 0,
-                        threshold,
-                        feature: *feature,
-                        weight: *weight,
-                    });
-                } else {
-                    tree.nodes.push(Node::Split {
-                        right: 0,
-                        threshold,
-                        atom_start: tree.atom_indices.len() as u32,
-                        atom_len: atom.indices.len() as u32,
-                    });
-                    tree.atom_indices.extend_from_slice(atom.indices);
-                    tree.atom_weights.extend_from_slice(atom.weights);
-                }
+                tree.push_split(atom, candidate.threshold);
                 tree.impurity_decreases
                     .push((candidate.impurity_decrease / root_weight) as f32);
                 let mid = start + left_end;
@@ -205,24 +199,13 @@ pub(crate) fn grow_tree<T: Feature>(
     Some(tree)
 }
 
-/// Appends `counts` normalised to sum 1; uniform when they are all zero (a tree whose
-/// sample held no weight).
-pub(super) fn push_distribution(values: &mut Vec<f32>, counts: &[f64]) {
-    let total: f64 = counts.iter().sum();
-    if total > 0.0 {
-        values.extend(counts.iter().map(|&c| (c / total) as f32));
-    } else {
-        values.extend(std::iter::repeat_n(1.0 / counts.len() as f32, counts.len()));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use ndarray::Array2;
 
     use super::*;
     use crate::atoms::AtomKind;
-    use crate::split::{Criterion, SplitRule};
+    use crate::split::{Gini, SplitRule};
 
     #[test]
     fn a_set_cancel_flag_stops_growth_inside_the_tree() {
@@ -232,27 +215,31 @@ mod tests {
             row_of: (0..30).collect(),
             class_of: (0..30).map(|i| (i % 2) as u32).collect(),
             weight_of: vec![1.0; 30],
+            values_of: Vec::new(),
         };
         let settings = GrowSettings {
             rule: SplitRule {
-                criterion: Criterion::Gini,
                 min_samples_leaf: 1,
+                min_weight_leaf: 0.0,
                 whole_range: None,
             },
             max_depth: usize::MAX,
             min_samples_split: 2,
             min_impurity_decrease: 0.0,
+            min_weight_fraction_leaf: 0.0,
             n_atoms: 2,
-            n_classes: 2,
         };
         let grow = |cancel: bool| {
             grow_tree(
+                &Gini { n_classes: 2 },
+                Leaves::classes(2),
                 SearchRows::direct(&rows),
                 &local,
                 &settings,
                 AtomKind::AxisAligned.sampler(2).as_mut(),
                 &mut Rng::new(0, 1),
                 &mut SplitScratch::default(),
+                &mut NodeTargets::default(),
                 &AtomicBool::new(cancel),
             )
         };

@@ -2,10 +2,12 @@
 
 mod grow;
 mod honest;
+mod leaves;
 mod validate;
 
 pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
+pub use leaves::Leaves;
 
 use serde::{Deserialize, Serialize};
 
@@ -31,12 +33,12 @@ pub enum Node {
         /// Number of nonzeros of the atom.
         atom_len: u32,
     },
-    /// A leaf; `posterior` is the offset of its class distribution in
-    /// the tree's leaf values, read with [`Tree::posterior`], or `None` for an honest
-    /// leaf that casts no vote.
+    /// A leaf; `value` is the offset of its class distribution or mean values in the
+    /// tree's [`Leaves`], read with [`Tree::posterior`] or [`Tree::leaf_values`], or
+    /// `None` for an honest leaf that casts no vote.
     Leaf {
-        /// Offset of the class distribution, if the leaf votes.
-        posterior: Option<u32>,
+        /// Offset of the leaf's values, if the leaf votes.
+        value: Option<u32>,
     },
     /// A split whose atom has a single nonzero, `weight` at `feature` (every split of an
     /// axis-aligned forest). Kept in the node itself, it spares scoring a dependent read
@@ -67,34 +69,102 @@ pub struct TreeStats {
     pub mean_leaf_depth: f64,
 }
 
-/// A trained tree: nodes, their split atoms in shared flat buffers, and leaf
-/// class distributions.
+impl Node {
+    /// Points a split at its right child; a leaf has none.
+    fn set_right(&mut self, id: u32) {
+        if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } = self {
+            *right = id;
+        }
+    }
+}
+
+/// A trained tree: nodes, their split atoms in shared flat buffers, per-node sample
+/// counts, and the leaves' class distributions or mean values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
     pub(crate) nodes: Vec<Node>,
     /// Per node, the split's weighted impurity decrease divided by the root's weight
     /// (0 for leaves); kept apart from the nodes, which scoring walks.
     pub(crate) impurity_decreases: Vec<f32>,
+    /// Per node, how many of the samples that grew the tree reached it (each sample
+    /// once, however often the bootstrap drew it).
+    pub(crate) node_samples: Vec<u32>,
+    /// Per node, the total weight of those samples (sample weight times bootstrap
+    /// count).
+    pub(crate) node_weights: Vec<f32>,
     pub(crate) atom_indices: Vec<u32>,
     pub(crate) atom_weights: Vec<f32>,
-    pub(crate) leaf_values: Vec<f32>,
-    pub(crate) n_classes: u32,
+    pub(crate) leaves: Leaves,
 }
 
 impl Tree {
+    /// A tree without nodes whose leaves will be of the kind of `leaves` (empty).
+    pub(crate) fn empty(leaves: Leaves) -> Tree {
+        Tree {
+            nodes: Vec::new(),
+            impurity_decreases: Vec::new(),
+            node_samples: Vec::new(),
+            node_weights: Vec::new(),
+            atom_indices: Vec::new(),
+            atom_weights: Vec::new(),
+            leaves,
+        }
+    }
+
+    /// Appends a split node on `atom` at `threshold` whose right child is yet unknown.
+    pub(crate) fn push_split(&mut self, atom: Atom<'_>, threshold: f32) {
+        if let ([feature], [weight]) = (atom.indices, atom.weights) {
+            self.nodes.push(Node::SplitOnFeature {
+                right: 0,
+                threshold,
+                feature: *feature,
+                weight: *weight,
+            });
+        } else {
+            self.nodes.push(Node::Split {
+                right: 0,
+                threshold,
+                atom_start: self.atom_indices.len() as u32,
+                atom_len: atom.indices.len() as u32,
+            });
+            self.atom_indices.extend_from_slice(atom.indices);
+            self.atom_weights.extend_from_slice(atom.weights);
+        }
+    }
+
     /// Gives back the spare capacity that growing left in the buffers: a forest holds
     /// hundreds of trees, each grown by pushing node after node.
     pub(crate) fn shrink_to_fit(&mut self) {
         self.nodes.shrink_to_fit();
         self.impurity_decreases.shrink_to_fit();
+        self.node_samples.shrink_to_fit();
+        self.node_weights.shrink_to_fit();
         self.atom_indices.shrink_to_fit();
         self.atom_weights.shrink_to_fit();
-        self.leaf_values.shrink_to_fit();
+        self.leaves.shrink_to_fit();
     }
 
     /// The nodes, root first.
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
+    }
+
+    /// The leaves' values: class distributions or mean target values.
+    pub fn leaves(&self) -> &Leaves {
+        &self.leaves
+    }
+
+    /// Per node, how many of the samples that grew the tree reached it (each sample
+    /// once, however often the bootstrap drew it; honest trees count the samples
+    /// that chose the splits, not those that filled the leaves).
+    pub fn node_samples(&self) -> &[u32] {
+        &self.node_samples
+    }
+
+    /// Per node, the total weight of the samples of [`Self::node_samples`] (sample
+    /// weight times bootstrap count).
+    pub fn node_weights(&self) -> &[f32] {
+        &self.node_weights
     }
 
     /// The atom a split node projects on.
@@ -187,16 +257,37 @@ impl Tree {
         }
     }
 
-    /// Class distribution of leaf `id`, or `None` when it casts no vote.
+    /// Class distribution of leaf `id`, or `None` when it casts no vote or the tree
+    /// predicts values.
     #[inline]
     pub fn posterior(&self, id: usize) -> Option<&[f32]> {
-        match self.nodes[id] {
-            Node::Leaf {
-                posterior: Some(offset),
-            } => {
-                let start = offset as usize;
-                Some(&self.leaf_values[start..start + self.n_classes as usize])
-            }
+        match (&self.nodes[id], &self.leaves) {
+            (
+                Node::Leaf {
+                    value: Some(offset),
+                },
+                Leaves::Classes {
+                    n_classes,
+                    distributions,
+                },
+            ) => Some(&distributions[*offset as usize..][..*n_classes as usize]),
+            _ => None,
+        }
+    }
+
+    /// Mean target values of leaf `id`, or `None` when it casts no vote or the tree
+    /// predicts classes.
+    #[inline]
+    pub fn leaf_values(&self, id: usize) -> Option<&[f64]> {
+        match (&self.nodes[id], &self.leaves) {
+            (
+                Node::Leaf {
+                    value: Some(offset),
+                },
+                Leaves::Values {
+                    n_outputs, means, ..
+                },
+            ) => Some(&means[*offset as usize..][..*n_outputs as usize]),
             _ => None,
         }
     }

@@ -4,7 +4,8 @@
 //! check, so that no value read from bytes reaches scoring, importances or statistics
 //! unchecked.
 
-use super::{Node, Tree};
+use super::{Leaves, Node, Tree};
+use crate::forest::Task;
 
 /// Largest amount a leaf distribution's sum may differ from 1: its values are float32
 /// roundings of a float64 distribution, off by at most 2^-24 of the total.
@@ -25,28 +26,45 @@ fn ensure(condition: bool, what: impl FnOnce() -> String) -> Result<(), String> 
 
 impl Tree {
     /// Checks that the tree is one that training could have produced for a forest of
-    /// `n_features` features and `n_classes` classes: nodes in depth-first order with
-    /// every split's left child right after it and its right child where its left
-    /// subtree ends (so every node is reached once and every walk ends), atoms stored
-    /// one after another in node order over distinct, ascending features below
-    /// `n_features` with finite weights, finite thresholds, leaf distributions stored
-    /// in node order that are finite, non-negative and sum to 1, and impurity
-    /// decreases within what a split can bring. The error names the first node at fault.
-    pub(crate) fn validate(&self, n_features: usize, n_classes: usize) -> Result<(), String> {
+    /// `n_features` features and `task`: nodes in depth-first order with every split's
+    /// left child right after it and its right child where its left subtree ends (so
+    /// every node is reached once and every walk ends), atoms stored one after another
+    /// in node order over distinct, ascending features below `n_features` with finite
+    /// weights, finite thresholds, leaves of the task's kind stored in node order (class
+    /// distributions finite, non-negative and summing to 1; mean values and the prior
+    /// finite), impurity decreases within what a split can bring, and per-node sample
+    /// counts that add up (a split's count is its children's) with finite,
+    /// non-negative weights. The error names the first node at fault.
+    pub(crate) fn validate(&self, n_features: usize, task: Task) -> Result<(), String> {
         let n_nodes = self.nodes.len();
+        let width = task.width();
         ensure(n_nodes > 0, || "no nodes".into())?;
-        ensure(self.n_classes as usize == n_classes, || {
+        let (kind_matches, prior_ok) = match (&self.leaves, task) {
+            (Leaves::Classes { .. }, Task::Classification { .. }) => (true, true),
+            (Leaves::Values { prior, .. }, Task::Regression { .. }) => (
+                true,
+                prior.len() == width && prior.iter().all(|v| v.is_finite()),
+            ),
+            _ => (false, true),
+        };
+        ensure(kind_matches && self.leaves.width() == width, || {
             format!(
-                "{} classes where the forest has {n_classes}",
-                self.n_classes
+                "leaves of width {} where the forest is {task:?}",
+                self.leaves.width()
             )
         })?;
-        ensure(self.impurity_decreases.len() == n_nodes, || {
-            format!(
-                "{} impurity decreases for {n_nodes} nodes",
-                self.impurity_decreases.len()
-            )
+        ensure(prior_ok, || {
+            "a prior that is not finite or of another width".into()
         })?;
+        for (what, len) in [
+            ("impurity decreases", self.impurity_decreases.len()),
+            ("sample counts", self.node_samples.len()),
+            ("sample weights", self.node_weights.len()),
+        ] {
+            ensure(len == n_nodes, || {
+                format!("{len} {what} for {n_nodes} nodes")
+            })?;
+        }
         ensure(self.atom_weights.len() == self.atom_indices.len(), || {
             format!(
                 "{} atom weights for {} atom features",
@@ -56,12 +74,33 @@ impl Tree {
         })?;
         self.validate_order()?;
         // Weighted Gini impurity is at most the weight, entropy at most log2(classes)
-        // times it; decreases are stored relative to the root's weight.
-        let largest_decrease = (n_classes as f64).log2().max(1.0) + IMPURITY_DECREASE_SLACK;
+        // times it; decreases are stored relative to the root's weight. Squared errors
+        // have no bound but the targets'.
+        let largest_decrease = match task {
+            Task::Classification { n_classes } => {
+                (n_classes as f64).log2().max(1.0) + IMPURITY_DECREASE_SLACK
+            }
+            Task::Regression { .. } => f64::INFINITY,
+        };
         let (mut atom_end, mut leaf_end) = (0usize, 0usize);
         for (id, (node, &decrease)) in self.nodes.iter().zip(&self.impurity_decreases).enumerate() {
             let at = |what: String| format!("node {id}: {what}");
             let decrease = decrease as f64;
+            let weight = self.node_weights[id];
+            ensure(weight.is_finite() && weight >= 0.0, || {
+                at(format!("sample weight {weight}"))
+            })?;
+            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } = *node {
+                // The order check above put both children inside the tree.
+                let (parent, left, right) = (
+                    self.node_samples[id] as u64,
+                    self.node_samples[id + 1] as u64,
+                    self.node_samples[right as usize] as u64,
+                );
+                ensure(parent == left + right, || {
+                    at(format!("{parent} samples split into {left} and {right}"))
+                })?;
+            }
             match *node {
                 Node::Split {
                     threshold,
@@ -107,22 +146,35 @@ impl Tree {
                         at(format!("feature {feature} of {n_features}"))
                     })?;
                 }
-                Node::Leaf { posterior } => {
+                Node::Leaf { value } => {
                     ensure(decrease == 0.0, || {
                         at(format!("a leaf with impurity decrease {decrease}"))
                     })?;
-                    if let Some(offset) = posterior {
+                    if let Some(offset) = value {
                         ensure(offset as usize == leaf_end, || {
                             at(format!(
-                                "distribution at {offset} where the next one starts at \
+                                "leaf values at {offset} where the next ones start at \
                                  {leaf_end}"
                             ))
                         })?;
-                        leaf_end += n_classes;
-                        let values = self.leaf_values.get(offset as usize..leaf_end);
-                        let values =
-                            values.ok_or_else(|| at("distribution past the end".into()))?;
-                        check_distribution(values).map_err(at)?;
+                        let range = offset as usize..leaf_end + width;
+                        leaf_end += width;
+                        match &self.leaves {
+                            Leaves::Classes { distributions, .. } => {
+                                let values = distributions.get(range);
+                                let values =
+                                    values.ok_or_else(|| at("distribution past the end".into()))?;
+                                check_distribution(values).map_err(at)?;
+                            }
+                            Leaves::Values { means, .. } => {
+                                let values = means.get(range);
+                                let values =
+                                    values.ok_or_else(|| at("values past the end".into()))?;
+                                ensure(values.iter().all(|v| v.is_finite()), || {
+                                    at(format!("leaf values {values:?} not finite"))
+                                })?;
+                            }
+                        }
                     }
                     continue;
                 }
@@ -139,10 +191,10 @@ impl Tree {
                 self.atom_indices.len()
             )
         })?;
-        ensure(leaf_end == self.leaf_values.len(), || {
+        ensure(leaf_end == self.leaves.len(), || {
             format!(
                 "{} leaf values, of which the leaves use {leaf_end}",
-                self.leaf_values.len()
+                self.leaves.len()
             )
         })
     }
@@ -186,4 +238,91 @@ fn check_distribution(values: &[f32]) -> Result<(), String> {
     ensure((sum - 1.0).abs() <= DISTRIBUTION_SUM_TOLERANCE, || {
         format!("distribution sums to {sum}, not 1")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+
+    use crate::forest::{FitControl, Forest, Targets, Task};
+    use crate::rng::Rng;
+    use crate::split::Criterion;
+    use crate::tree::{Leaves, Node, Tree};
+    use crate::ForestParams;
+
+    /// A tree of a regression forest on 3 features and 2 outputs.
+    fn regression_tree() -> (Tree, Task) {
+        let mut rng = Rng::new(1, 0);
+        let x = Array2::from_shape_fn((60, 3), |_| rng.unit() as f32);
+        let y = Array2::from_shape_fn((60, 2), |(i, k)| x[[i, k]] as f64 * 10.0);
+        let params = ForestParams {
+            n_estimators: 1,
+            criterion: Criterion::SquaredError,
+            ..ForestParams::default()
+        };
+        let forest = Forest::fit_with(
+            &params,
+            x.view(),
+            Targets::Values(y.view()),
+            None,
+            0..1,
+            &FitControl::new(),
+        )
+        .unwrap();
+        (forest.trees()[0].clone(), forest.task())
+    }
+
+    #[test]
+    fn value_leaves_and_sample_counts_are_validated() {
+        let (tree, task) = regression_tree();
+        tree.validate(3, task).unwrap();
+        assert!(tree.nodes.len() > 3);
+        let rejected = |change: &dyn Fn(&mut Tree), task: Task, expected: &str| {
+            let mut crafted = tree.clone();
+            change(&mut crafted);
+            let message = crafted.validate(3, task).unwrap_err();
+            assert!(
+                message.contains(expected),
+                "{expected:?} not in {message:?}"
+            );
+        };
+        fn means(tree: &mut Tree) -> &mut Vec<f64> {
+            match &mut tree.leaves {
+                Leaves::Values { means, .. } => means,
+                Leaves::Classes { .. } => unreachable!("a regression tree"),
+            }
+        }
+        rejected(&|t| means(t)[1] = f64::NAN, task, "not finite");
+        rejected(&|t| means(t).push(1.0), task, "of which the leaves use");
+        rejected(
+            &|t| {
+                if let Leaves::Values { prior, .. } = &mut t.leaves {
+                    prior[0] = f64::INFINITY;
+                }
+            },
+            task,
+            "prior",
+        );
+        rejected(&|_| {}, Task::Regression { n_outputs: 3 }, "width 2");
+        rejected(&|_| {}, Task::Classification { n_classes: 2 }, "width 2");
+        rejected(&|t| t.node_samples[1] += 1, task, "samples split into");
+        rejected(
+            &|t| t.node_samples.pop().map(drop).unwrap(),
+            task,
+            "sample counts",
+        );
+        rejected(&|t| t.node_weights[2] = -1.0, task, "sample weight -1");
+        // Squared errors have no upper bound, but are not NaN.
+        let split = (0..tree.nodes.len())
+            .find(|&id| !matches!(tree.nodes[id], Node::Leaf { .. }))
+            .unwrap();
+        let mut large = tree.clone();
+        large.impurity_decreases[split] = 1e30;
+        large.validate(3, task).unwrap();
+        rejected(
+            &|t| t.impurity_decreases[split] = f32::NAN,
+            task,
+            "impurity decrease NaN",
+        );
+    }
 }

@@ -57,12 +57,16 @@ def read_varint(data, start):
 def with_counts(data, n_features=None, n_classes=None):
     """Saved forest bytes with other feature or class counts and a valid checksum.
 
-    The body opens with the two counts as varints.
+    The body opens with the feature count, the task (variant 0: classification) and
+    the class count, as varints.
     """
     features, after_features = read_varint(data, 6)
-    classes, after_classes = read_varint(data, after_features)
+    task, after_task = read_varint(data, after_features)
+    assert task == 0, "a classification forest"
+    classes, after_classes = read_varint(data, after_task)
     body = (
         varint(features if n_features is None else n_features)
+        + varint(task)
         + varint(classes if n_classes is None else n_classes)
         + data[after_classes:-4]
     )

@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use super::frame::decode_exact;
 use crate::error::Result;
-use crate::forest::Forest;
-use crate::tree::{Node, Tree};
+use crate::forest::{Forest, Task};
+use crate::tree::{Leaves, Node, Tree};
 
 #[derive(Deserialize)]
 struct ForestV2 {
@@ -53,7 +53,9 @@ pub(super) fn read_v2(body: &[u8]) -> Result<Forest> {
     let saved: ForestV2 = decode_exact(body)?;
     Ok(Forest {
         n_features: saved.n_features,
-        n_classes: saved.n_classes,
+        task: Task::Classification {
+            n_classes: saved.n_classes,
+        },
         trees: saved.trees.into_iter().map(TreeV2::into_current).collect(),
     })
 }
@@ -75,7 +77,7 @@ impl TreeV2 {
                     atom_start,
                     atom_len,
                 },
-                NodeV2::Leaf { posterior } => Node::Leaf { posterior },
+                NodeV2::Leaf { posterior } => Node::Leaf { value: posterior },
                 NodeV2::SplitOnFeature {
                     right,
                     threshold,
@@ -89,13 +91,19 @@ impl TreeV2 {
                 },
             })
             .collect();
+        let n_nodes = self.impurity_decreases.len();
         Tree {
             nodes,
             impurity_decreases: self.impurity_decreases,
+            // Versions 1 and 2 did not keep per-node sample counts.
+            node_samples: vec![0; n_nodes],
+            node_weights: vec![0.0; n_nodes],
             atom_indices: self.atom_indices,
             atom_weights: self.atom_weights,
-            leaf_values: self.leaf_values,
-            n_classes: self.n_classes,
+            leaves: Leaves::Classes {
+                n_classes: self.n_classes,
+                distributions: self.leaf_values,
+            },
         }
     }
 }

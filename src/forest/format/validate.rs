@@ -20,14 +20,14 @@ impl Forest {
                 self.n_features
             )));
         }
-        if !(1..=MAX_CLASSES).contains(&self.n_classes) {
+        if !(1..=MAX_CLASSES).contains(&self.task.width()) {
             return Err(damaged(format!(
-                "{} classes, outside 1..={MAX_CLASSES}",
-                self.n_classes
+                "{:?}: classes or outputs outside 1..={MAX_CLASSES}",
+                self.task
             )));
         }
         for (t, tree) in self.trees.iter().enumerate() {
-            tree.validate(self.n_features, self.n_classes)
+            tree.validate(self.n_features, self.task)
                 .map_err(|why| damaged(format!("tree {t}: {why}")))?;
         }
         Ok(())

@@ -1,0 +1,136 @@
+//! What the trees learn to predict, checked once per fit.
+
+use ndarray::ArrayView2;
+
+use super::{Task, MAX_CLASSES};
+use crate::error::{invalid, MorfError, Result};
+use crate::split::{Criterion, LocalSamples};
+use crate::tree::{HonestPrior, Leaves};
+
+/// What the trees learn to predict.
+#[derive(Debug, Clone, Copy)]
+pub enum Targets<'a> {
+    /// A class index in `[0, n_classes)` per sample (classification).
+    Classes {
+        /// Class index of each sample.
+        labels: &'a [u32],
+        /// Number of classes.
+        n_classes: usize,
+    },
+    /// Finite target values, one row per sample and one column per output
+    /// (regression; scikit-learn's multi-output y).
+    Values(ArrayView2<'a, f64>),
+}
+
+impl Targets<'_> {
+    /// Checks the targets against the number of samples, the criterion and the
+    /// honest prior, and says what a forest of them predicts.
+    pub(crate) fn check(
+        &self,
+        n_samples: usize,
+        criterion: Criterion,
+        prior: HonestPrior,
+        honest: bool,
+    ) -> Result<Task> {
+        let n_given = match self {
+            Targets::Classes { labels, .. } => labels.len(),
+            Targets::Values(values) => values.nrows(),
+        };
+        if n_given != n_samples {
+            return Err(MorfError::ShapeMismatch {
+                what: "number of targets in y (one per row of X)",
+                expected: n_samples,
+                got: n_given,
+            });
+        }
+        let task = match *self {
+            Targets::Classes { labels, n_classes } => {
+                if !(1..=MAX_CLASSES).contains(&n_classes) {
+                    return Err(invalid(
+                        "n_classes",
+                        format!(
+                            "must be in 1..={MAX_CLASSES} (each leaf stores a distribution \
+                             over all classes), got {n_classes}"
+                        ),
+                    ));
+                }
+                if let Some((index, &label)) = labels
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &l)| l as usize >= n_classes)
+                {
+                    return Err(MorfError::LabelOutOfRange {
+                        label,
+                        index,
+                        n_classes,
+                    });
+                }
+                Task::Classification { n_classes }
+            }
+            Targets::Values(values) => {
+                if !(1..=MAX_CLASSES).contains(&values.ncols()) {
+                    return Err(invalid(
+                        "y",
+                        format!(
+                            "needs 1 to {MAX_CLASSES} outputs (each leaf stores a value per \
+                             output), got {}",
+                            values.ncols()
+                        ),
+                    ));
+                }
+                if let Some(((row, column), _)) =
+                    values.indexed_iter().find(|(_, v)| !v.is_finite())
+                {
+                    return Err(invalid(
+                        "y",
+                        format!(
+                            "contains NaN or infinity (first at row {row}, output {column}); \
+                             remove those samples or impute their targets"
+                        ),
+                    ));
+                }
+                Task::Regression {
+                    n_outputs: values.ncols(),
+                }
+            }
+        };
+        let regression = matches!(task, Task::Regression { .. });
+        if criterion.is_regression() != regression {
+            let needs = if regression {
+                "SquaredError for target values"
+            } else {
+                "Gini or Entropy for classes"
+            };
+            return Err(invalid(
+                "criterion",
+                format!("{criterion:?} does not fit these targets: use {needs}"),
+            ));
+        }
+        if regression && honest && prior == HonestPrior::Uniform {
+            return Err(invalid(
+                "honest_prior",
+                "Uniform is a class distribution; for target values use Empirical or Ignore",
+            ));
+        }
+        Ok(task)
+    }
+
+    /// Appends the target of sample `row` to `local` (its class, or its values).
+    #[inline]
+    pub(crate) fn push_target(&self, row: usize, local: &mut LocalSamples) {
+        match self {
+            Targets::Classes { labels, .. } => local.class_of.push(labels[row]),
+            Targets::Values(values) => local.values_of.extend(values.row(row).iter()),
+        }
+    }
+}
+
+impl Task {
+    /// Empty leaves of the kind this task predicts.
+    pub(crate) fn empty_leaves(self) -> Leaves {
+        match self {
+            Task::Classification { n_classes } => Leaves::classes(n_classes),
+            Task::Regression { n_outputs } => Leaves::values(n_outputs),
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Split criteria: the impurity a split search decreases, behind one small trait
+//! ([`SplitCriterion`]), and the targets it reads.
+
+use serde::{Deserialize, Serialize};
+
+#[cfg(doc)]
+use super::best_split;
+
+/// The samples a tree learns from, by local id: the row of X each stands for, its
+/// weight (sample weight times bootstrap count) and its target.
+#[derive(Debug, Default, Clone)]
+pub struct LocalSamples {
+    /// Row of X of each local sample.
+    pub row_of: Vec<u32>,
+    /// Weight of each local sample.
+    pub weight_of: Vec<f64>,
+    /// Class index of each local sample (classification; empty otherwise).
+    pub class_of: Vec<u32>,
+    /// Target values of each local sample, `n_outputs` per sample one after the
+    /// other (regression; empty otherwise).
+    pub values_of: Vec<f64>,
+}
+
+/// The targets of one node's samples in node order (the order of its `samples`), as
+/// the scans read them, with their totals. Filled by [`SplitCriterion::gather`].
+#[derive(Debug, Default)]
+pub struct NodeTargets {
+    /// Weight of each node sample.
+    pub weights: Vec<f64>,
+    /// Class of each node sample (classification).
+    pub classes: Vec<u32>,
+    /// Per node sample, its `n_outputs` weighted target values, taken relative to
+    /// the node's mean: the decreases do not change, and the sums stay small
+    /// (regression).
+    pub values: Vec<f64>,
+    /// Per entry, its sum over the node.
+    pub sums: Vec<f64>,
+    /// Total weight of the node.
+    pub weight: f64,
+    /// Whether every node sample has the same target, so that no split helps.
+    pub pure: bool,
+}
+
+/// An impurity split search decreases.
+///
+/// A criterion sees each sample as a few additive statistics, its *entries*: the
+/// sample's weight in the entry of its class (Gini, entropy), or its weighted target
+/// values, one entry per output (squared error). The weighted impurity `W * I` of a
+/// set of samples of total weight `W` depends only on the sums `S_e` of its entries,
+/// and on them through a sum of one term per entry:
+///
+/// ```text
+/// W * I = cost(W, sum_e term(S_e))    (up to a part that adds up over samples)
+/// ```
+///
+/// So when a scan moves one sample from the right side of a threshold to the left,
+/// each side's sum of terms changes only in the entries that sample has: one for a
+/// class, one per output for values. The scans of [`best_split`] are written once over
+/// this trait and compiled once per criterion, without a branch on the task inside.
+/// A new criterion (a gradient and hessian for boosting, say) implements these
+/// methods; missing values would add a side for the samples without a projection.
+///
+/// The implementations are small `Copy` values; split search and tree growth are
+/// generic over them, so each criterion gets its own compiled scans.
+pub trait SplitCriterion: Copy + Send + Sync + 'static {
+    /// Whether each sample's entries add up to its weight (class weights), so that
+    /// counting by value need not count weights apart.
+    const ENTRIES_SUM_TO_WEIGHT: bool;
+
+    /// Number of entries: classes or outputs.
+    fn n_entries(&self) -> usize;
+
+    /// Copies the targets of the local samples `samples` into `node`, in that order,
+    /// with their sums, total weight and purity.
+    fn gather(&self, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets);
+
+    /// Calls `add(entry, amount)` for every entry of the node sample at `position`.
+    fn entries(&self, node: &NodeTargets, position: usize, add: impl FnMut(usize, f64));
+
+    /// One entry's part of a side's sum of terms, given the entry's sum on that side.
+    fn term(&self, sum: f64) -> f64;
+
+    /// Weighted impurity `W * I` of a side of weight `weight` whose entries' terms add
+    /// up to `terms`, up to a part that adds up over samples (and so cancels out of
+    /// every decrease).
+    fn cost(&self, weight: f64, terms: f64) -> f64;
+
+    /// Calls `add(entry, amount)` for the entries of local sample `sample` from which
+    /// leaf values are made: a leaf predicts the sums of these entries over its
+    /// samples divided by their weight (class frequencies, or mean values).
+    fn leaf_entries(&self, local: &LocalSamples, sample: usize, add: impl FnMut(usize, f64));
+
+    /// Weighted impurity `W * I` of a node from its [`NodeTargets`].
+    fn node_cost(&self, node: &NodeTargets) -> f64 {
+        self.cost(node.weight, node.sums.iter().map(|&s| self.term(s)).sum())
+    }
+}
+
+/// Copies the weights and classes of `samples` into `node`, with the weight of each
+/// class; pure when at most one class has weight.
+fn gather_classes(n_classes: usize, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
+    node.weights.clear();
+    node.classes.clear();
+    node.sums.clear();
+    node.sums.resize(n_classes, 0.0);
+    for &sample in samples {
+        let (class, weight) = (
+            local.class_of[sample as usize],
+            local.weight_of[sample as usize],
+        );
+        node.classes.push(class);
+        node.weights.push(weight);
+        node.sums[class as usize] += weight;
+    }
+    node.weight = node.sums.iter().sum();
+    node.pure = node.sums.iter().filter(|&&w| w > 0.0).count() <= 1;
+}
+
+/// Gini impurity `sum_k p_k (1 - p_k)` of class weights.
+#[derive(Debug, Clone, Copy)]
+pub struct Gini {
+    /// Number of classes.
+    pub n_classes: usize,
+}
+
+/// Shannon entropy in bits of class weights.
+#[derive(Debug, Clone, Copy)]
+pub struct Entropy {
+    /// Number of classes.
+    pub n_classes: usize,
+}
+
+/// The classification criteria differ only in their terms and costs.
+macro_rules! class_criterion {
+    ($name:ident) => {
+        impl SplitCriterion for $name {
+            const ENTRIES_SUM_TO_WEIGHT: bool = true;
+
+            fn n_entries(&self) -> usize {
+                self.n_classes
+            }
+
+            fn gather(&self, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
+                gather_classes(self.n_classes, local, samples, node);
+            }
+
+            #[inline(always)]
+            fn entries(
+                &self,
+                node: &NodeTargets,
+                position: usize,
+                mut add: impl FnMut(usize, f64),
+            ) {
+                add(node.classes[position] as usize, node.weights[position]);
+            }
+
+            #[inline(always)]
+            fn term(&self, sum: f64) -> f64 {
+                $name::term(sum)
+            }
+
+            #[inline(always)]
+            fn cost(&self, weight: f64, terms: f64) -> f64 {
+                $name::cost(weight, terms)
+            }
+
+            fn leaf_entries(
+                &self,
+                local: &LocalSamples,
+                sample: usize,
+                mut add: impl FnMut(usize, f64),
+            ) {
+                add(local.class_of[sample] as usize, local.weight_of[sample]);
+            }
+        }
+    };
+}
+
+impl Gini {
+    /// `W * Gini = W - sum_k c_k^2 / W`.
+    #[inline(always)]
+    fn term(c: f64) -> f64 {
+        c * c
+    }
+
+    #[inline(always)]
+    fn cost(w: f64, s: f64) -> f64 {
+        w - s / w
+    }
+}
+
+impl Entropy {
+    /// `W * H = W log2 W - sum_k c_k log2 c_k`.
+    #[inline(always)]
+    fn term(c: f64) -> f64 {
+        if c > 0.0 {
+            c * c.log2()
+        } else {
+            0.0
+        }
+    }
+
+    #[inline(always)]
+    fn cost(w: f64, s: f64) -> f64 {
+        w * w.log2() - s
+    }
+}
+
+class_criterion!(Gini);
+class_criterion!(Entropy);
+
+/// Squared error of target values about their weighted mean, averaged over outputs
+/// (scikit-learn's `"squared_error"`): `W * I = (sum_i w_i |y_i|^2 - |S|^2 / W) / K`
+/// with `S = sum_i w_i y_i`. The first part adds up over samples; entries are the
+/// weighted values and their terms `S_k^2`.
+#[derive(Debug, Clone, Copy)]
+pub struct SquaredError {
+    /// Number of outputs (columns of y).
+    pub n_outputs: usize,
+}
+
+impl SplitCriterion for SquaredError {
+    const ENTRIES_SUM_TO_WEIGHT: bool = false;
+
+    fn n_entries(&self) -> usize {
+        self.n_outputs
+    }
+
+    fn gather(&self, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
+        let k = self.n_outputs;
+        node.weights.clear();
+        node.values.clear();
+        node.sums.clear();
+        node.sums.resize(k, 0.0);
+        // First the weighted means, and whether every value equals the first: their
+        // sums of squares need not come out exactly 0 in floating point.
+        let first = &local.values_of[samples[0] as usize * k..][..k];
+        let mut pure = true;
+        let mut weight = 0.0;
+        for &sample in samples {
+            let w = local.weight_of[sample as usize];
+            let values = &local.values_of[sample as usize * k..][..k];
+            for ((sum, &v), &f) in node.sums.iter_mut().zip(values).zip(first) {
+                *sum += w * v;
+                pure &= v == f;
+            }
+            node.weights.push(w);
+            weight += w;
+        }
+        node.sums.iter_mut().for_each(|s| *s /= weight);
+        // Then the weighted values relative to the means: a split's decrease does not
+        // depend on the origin of y, and near it the sums of squares lose no digits.
+        let means = &mut node.sums;
+        for &sample in samples {
+            let w = local.weight_of[sample as usize];
+            let values = &local.values_of[sample as usize * k..][..k];
+            node.values
+                .extend(values.iter().zip(means.iter()).map(|(&v, &m)| w * (v - m)));
+        }
+        means.fill(0.0);
+        for values in node.values.chunks_exact(k) {
+            for (sum, &v) in node.sums.iter_mut().zip(values) {
+                *sum += v;
+            }
+        }
+        node.weight = weight;
+        node.pure = pure;
+    }
+
+    #[inline(always)]
+    fn entries(&self, node: &NodeTargets, position: usize, mut add: impl FnMut(usize, f64)) {
+        let k = self.n_outputs;
+        for (entry, &value) in node.values[position * k..][..k].iter().enumerate() {
+            add(entry, value);
+        }
+    }
+
+    #[inline(always)]
+    fn term(&self, sum: f64) -> f64 {
+        sum * sum
+    }
+
+    #[inline(always)]
+    fn cost(&self, weight: f64, terms: f64) -> f64 {
+        -terms / (weight * self.n_outputs as f64)
+    }
+
+    fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
+        let k = self.n_outputs;
+        let w = local.weight_of[sample];
+        for (entry, &value) in local.values_of[sample * k..][..k].iter().enumerate() {
+            add(entry, w * value);
+        }
+    }
+}
+
+/// The impurity a split decreases, as a forest parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Criterion {
+    /// Gini impurity, `sum_k p_k (1 - p_k)` (classification).
+    Gini,
+    /// Shannon entropy in bits (classification).
+    Entropy,
+    /// Mean squared error (regression).
+    SquaredError,
+}
+
+impl Criterion {
+    /// Whether the criterion grows regression trees.
+    pub fn is_regression(self) -> bool {
+        matches!(self, Criterion::SquaredError)
+    }
+}

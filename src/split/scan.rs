@@ -1,0 +1,314 @@
+//! The scans of one atom's projections at a node: sorted, left to right, or counted by
+//! whole value. Both are written once over [`SplitCriterion`] and keep the best
+//! split in the same order, so that they choose the same threshold.
+
+use super::criterion::{NodeTargets, SplitCriterion};
+use super::projection::{key_value, sort_key};
+use super::search::SplitCandidate;
+
+/// Per whole value of a projection: how many samples take it, and the sums of their
+/// entries (and of their weights, unless entries sum to them).
+#[derive(Debug, Default)]
+pub(super) struct ValueTable {
+    /// Per node sample, the offset of its value above the lowest.
+    offsets: Vec<u32>,
+    /// Per value, how many samples take it; when sorting by counting, where its keys
+    /// start.
+    counts: Vec<u32>,
+    sums: Vec<f64>,
+}
+
+/// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
+pub(super) const MAX_COUNTED_SPAN: usize = 1 << 23;
+
+/// Copies of the counting table that consecutive samples take turns adding into.
+pub(super) const TABLE_COPIES: usize = 4;
+
+/// The sort key of a projected value for the sample at `position` in the node.
+#[inline(always)]
+pub(super) fn position_key(value: f32, position: u32) -> u64 {
+    (sort_key(value) as u64) << 32 | position as u64
+}
+
+/// Columns of the counting table per value: the entries, and the weight unless the
+/// entries add up to it.
+pub(super) fn table_width<C: SplitCriterion>(criterion: &C) -> usize {
+    criterion.n_entries() + usize::from(!C::ENTRIES_SUM_TO_WEIGHT)
+}
+
+/// What the scans of one node share: its targets in node order and their totals.
+pub(super) struct NodeScan<'a, C> {
+    pub(super) criterion: &'a C,
+    pub(super) node: &'a NodeTargets,
+    /// The node's sum of terms.
+    pub(super) terms: f64,
+    pub(super) cost: f64,
+    pub(super) min_leaf: usize,
+    pub(super) min_weight: f64,
+}
+
+impl<C: SplitCriterion> NodeScan<'_, C> {
+    /// Whether a side of this weight may be a child.
+    #[inline(always)]
+    fn heavy_enough(&self, weight: f64) -> bool {
+        weight > 0.0 && weight >= self.min_weight
+    }
+
+    /// Keeps the split below `below` (and above it, `above`) when its children's cost
+    /// beats `best`'s; strictly, so that earlier candidates win ties.
+    #[inline(always)]
+    fn offer(
+        &self,
+        children_cost: f64,
+        atom: usize,
+        below: f32,
+        above: f32,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        if best.is_none_or(|(cost, _)| children_cost < cost) {
+            *best = Some((
+                children_cost,
+                SplitCandidate {
+                    atom,
+                    threshold: midpoint(below, above),
+                    impurity_decrease: self.cost - children_cost,
+                },
+            ));
+        }
+    }
+
+    /// Scans keys of [`position_key`], sorted, left to right, moving one sample at a
+    /// time to the left side and updating each side's sum of terms in the entries the
+    /// sample has.
+    pub(super) fn scan_sorted(
+        &self,
+        keys: &[u64],
+        atom: usize,
+        left: &mut Vec<f64>,
+        right: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let n = keys.len();
+        if keys[0] >> 32 == keys[n - 1] >> 32 {
+            return; // constant along this atom
+        }
+        let criterion = self.criterion;
+        let node = self.node;
+        left.clear();
+        left.resize(node.sums.len(), 0.0);
+        right.clear();
+        right.extend_from_slice(&node.sums);
+        let (mut left_weight, mut left_terms) = (0.0f64, 0.0f64);
+        let (mut right_weight, mut right_terms) = (node.weight, self.terms);
+
+        for i in 0..n - self.min_leaf {
+            let position = keys[i] as u32 as usize;
+            criterion.entries(node, position, |entry, amount| {
+                let old_left = left[entry];
+                let old_right = right[entry];
+                left[entry] = old_left + amount;
+                right[entry] = old_right - amount;
+                left_terms += criterion.term(old_left + amount) - criterion.term(old_left);
+                right_terms += criterion.term(old_right - amount) - criterion.term(old_right);
+            });
+            let weight = node.weights[position];
+            left_weight += weight;
+            right_weight -= weight;
+
+            if i + 1 < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
+                continue;
+            }
+            if !self.heavy_enough(left_weight) || !self.heavy_enough(right_weight) {
+                continue;
+            }
+            let children_cost =
+                criterion.cost(left_weight, left_terms) + criterion.cost(right_weight, right_terms);
+            let below = key_value((keys[i] >> 32) as u32);
+            let above = key_value((keys[i + 1] >> 32) as u32);
+            self.offer(children_cost, atom, below, above, best);
+        }
+    }
+
+    /// For projections (in node order) that are whole numbers in `low..low + span`:
+    /// sums the entries (and weights) of each value, then scans the boundaries between
+    /// present values in ascending order, as [`Self::scan_sorted`] would, without
+    /// sorting.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scan_counted(
+        &self,
+        values: &[f32],
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        left: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let criterion = self.criterion;
+        let node = self.node;
+        let n_entries = criterion.n_entries();
+        let width = table_width(criterion);
+        let offsets = &mut table.offsets;
+        whole_offsets(values, low, span, offsets);
+        // Sample counts matter only to keep `min_samples_leaf` samples on each side;
+        // otherwise a value is present when its weight (always positive) is.
+        let count_samples = self.min_leaf > 1;
+        // Consecutive samples add into different copies of the table, so that runs of
+        // equal values do not wait on each other's read-modify-write.
+        let counts = &mut table.counts;
+        counts.clear();
+        let sums = &mut table.sums;
+        sums.clear();
+        sums.resize(span * width * TABLE_COPIES, 0.0);
+        for (position, &offset) in offsets.iter().enumerate() {
+            let row = offset as usize * width;
+            let copy = position % TABLE_COPIES;
+            criterion.entries(node, position, |entry, amount| {
+                sums[(row + entry) * TABLE_COPIES + copy] += amount;
+            });
+            if !C::ENTRIES_SUM_TO_WEIGHT {
+                sums[(row + n_entries) * TABLE_COPIES + copy] += node.weights[position];
+            }
+        }
+        if count_samples {
+            counts.resize(span * TABLE_COPIES, 0);
+            for (position, &offset) in offsets.iter().enumerate() {
+                counts[offset as usize * TABLE_COPIES + position % TABLE_COPIES] += 1;
+            }
+            for entry in 0..span {
+                counts[entry] = counts[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+            }
+        }
+        for entry in 0..span * width {
+            sums[entry] = sums[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+        }
+        let sums = &sums[..span * width];
+
+        left.clear();
+        left.resize(n_entries, 0.0);
+        let (mut left_n, mut left_weight) = (0usize, 0.0f64);
+        let mut previous: Option<usize> = None;
+        for (offset, value_sums) in sums.chunks_exact(width).enumerate() {
+            let weight: f64 = if C::ENTRIES_SUM_TO_WEIGHT {
+                value_sums.iter().sum()
+            } else {
+                value_sums[n_entries]
+            };
+            if weight <= 0.0 {
+                continue;
+            }
+            if let Some(below) = previous {
+                if count_samples && values.len() - left_n < self.min_leaf {
+                    break; // the right side only shrinks from here
+                }
+                let right_weight = node.weight - left_weight;
+                let enough_left = !count_samples || left_n >= self.min_leaf;
+                if enough_left && self.heavy_enough(left_weight) && self.heavy_enough(right_weight)
+                {
+                    let left_terms: f64 = left.iter().map(|&s| criterion.term(s)).sum();
+                    let right_terms: f64 = left
+                        .iter()
+                        .zip(&node.sums)
+                        .map(|(&l, &s)| criterion.term(s - l))
+                        .sum();
+                    let children_cost = criterion.cost(left_weight, left_terms)
+                        + criterion.cost(right_weight, right_terms);
+                    let (below, above) = (low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, below, above, best);
+                }
+            }
+            for (l, &s) in left.iter_mut().zip(value_sums) {
+                *l += s;
+            }
+            left_weight += weight;
+            if count_samples {
+                left_n += counts[offset] as usize;
+            }
+            previous = Some(offset);
+        }
+    }
+}
+
+/// Writes, per whole value in `values` (all in `low..low + span`, `span` at most
+/// `MAX_COUNTED_SPAN`), its offset above `low`. Any other value (X changed while the
+/// tree grew) gets some offset below `span`: a wrong split at worst, never an index
+/// outside the tables.
+fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
+    // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
+    // conversion that, unlike `as u32`, needs no range checks and so vectorises, as
+    // does the bound.
+    const SHIFT: f32 = MAX_COUNTED_SPAN as f32;
+    let last = span as u32 - 1;
+    offsets.clear();
+    offsets.extend(values.iter().map(|&value| {
+        ((value - low) + SHIFT)
+            .to_bits()
+            .wrapping_sub(SHIFT.to_bits())
+            .min(last)
+    }));
+}
+
+/// Writes the [`position_key`]s of whole `values` (in node order, all in
+/// `low..low + span`) into `keys` in ascending order of value, by counting sort: one
+/// pass to count each value, one to place each key, whatever the number of samples.
+pub(super) fn sort_whole_values(
+    values: &[f32],
+    low: f32,
+    span: usize,
+    table: &mut ValueTable,
+    keys: &mut Vec<u64>,
+) {
+    whole_offsets(values, low, span, &mut table.offsets);
+    // `starts[v]` becomes the first slot of value `v` in `keys`.
+    let starts = &mut table.counts;
+    starts.clear();
+    starts.resize(span + 1, 0);
+    for &offset in &table.offsets {
+        starts[offset as usize + 1] += 1;
+    }
+    for v in 1..=span {
+        starts[v] += starts[v - 1];
+    }
+    keys.clear();
+    keys.resize(values.len(), 0);
+    for (position, (&offset, &value)) in table.offsets.iter().zip(values).enumerate() {
+        let slot = &mut starts[offset as usize];
+        keys[*slot as usize] = position_key(value, position as u32);
+        *slot += 1;
+    }
+}
+
+/// A threshold strictly between `below < above` where possible: the midpoint can round
+/// onto `above` (adjacent floats), and then `below` itself still separates them.
+#[inline]
+fn midpoint(below: f32, above: f32) -> f32 {
+    let mid = below * 0.5 + above * 0.5;
+    if mid >= above || mid < below {
+        below
+    } else {
+        mid
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_of_values_that_are_not_whole_stay_below_the_span() {
+        let pool = [0.0f32, 1.0, 2.0, 0.5, f32::NAN, f32::INFINITY, -1e30, -0.0];
+        let mut offsets = Vec::new();
+        whole_offsets(&pool, 0.0, 3, &mut offsets);
+        assert_eq!(&offsets[..3], &[0, 1, 2]);
+        assert!(offsets.iter().all(|&offset| offset < 3), "{offsets:?}");
+    }
+
+    #[test]
+    fn midpoint_never_rounds_onto_the_upper_value() {
+        let below = 1.0f32;
+        let above = f32::from_bits(below.to_bits() + 1);
+        assert_eq!(midpoint(below, above), below);
+        assert_eq!(midpoint(1.0, 2.0), 1.5);
+        assert_eq!(midpoint(-3.0, -1.0), -2.0);
+    }
+}
