@@ -1,9 +1,11 @@
 """morf_rs: Manifold Oblique Random Forests with a Rust engine.
 
-Three scikit-learn classifiers share one engine and differ in the split
-directions their trees try: :class:`ManifoldObliqueForestClassifier` (patches of
-an image or windows of a signal), :class:`SparseObliqueForestClassifier` (sparse
-random combinations of features) and :class:`RandomForestClassifier` (single
+Three families of scikit-learn forests share one engine and differ in the split
+directions their trees try: :class:`ManifoldObliqueForestClassifier` and
+:class:`ManifoldObliqueForestRegressor` (patches of an image or windows of a
+signal), :class:`SparseObliqueForestClassifier` and
+:class:`SparseObliqueForestRegressor` (sparse random combinations of features),
+:class:`RandomForestClassifier` and :class:`RandomForestRegressor` (single
 features). :mod:`morf_rs.dictionary` holds the atom families a MORF forest
 may mix (signed and weighted patches, single features, neighbourhoods in a
 graph), and :mod:`morf_rs.datasets` generates the papers' simulated
@@ -17,8 +19,11 @@ from morf_rs import datasets, dictionary
 from morf_rs._forest import (
     BaseObliqueForest,
     ManifoldObliqueForestClassifier,
+    ManifoldObliqueForestRegressor,
     RandomForestClassifier,
+    RandomForestRegressor,
     SparseObliqueForestClassifier,
+    SparseObliqueForestRegressor,
 )
 
 try:
@@ -29,8 +34,11 @@ except _metadata.PackageNotFoundError:  # imported from a source tree, not insta
 __all__ = [
     "BaseObliqueForest",
     "ManifoldObliqueForestClassifier",
+    "ManifoldObliqueForestRegressor",
     "RandomForestClassifier",
+    "RandomForestRegressor",
     "SparseObliqueForestClassifier",
+    "SparseObliqueForestRegressor",
     "__version__",
     "datasets",
     "dictionary",

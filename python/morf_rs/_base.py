@@ -74,6 +74,7 @@ class BaseObliqueForest(BaseEstimator):
     _atom_parameters = ()
     _max_features_param = MAX_FEATURES_OBLIQUE
     _atom_attributes_doc = ""
+    _max_features_default = "sqrt"
     _criterion_param = None
     _task_parameters = ()
     _task_attributes_doc = ""
@@ -84,7 +85,7 @@ class BaseObliqueForest(BaseEstimator):
         return (
             N_ESTIMATORS,
             *cls._atom_parameters,
-            cls._max_features_param,
+            cls._max_features_param.with_default(cls._max_features_default),
             *((cls._criterion_param,) if cls._criterion_param else ()),
             *TREE_PARAMS,
             *FOREST_PARAMS,
@@ -197,6 +198,9 @@ class BaseObliqueForest(BaseEstimator):
             "min_samples_leaf": resolve_fraction_or_count(
                 "min_samples_leaf", self.min_samples_leaf, n_samples, 1, True
             ),
+            "min_weight_fraction_leaf": check_real(
+                "min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5
+            ),
             "min_impurity_decrease": check_real(
                 "min_impurity_decrease", self.min_impurity_decrease, 0.0
             ),
@@ -259,8 +263,8 @@ class BaseObliqueForest(BaseEstimator):
         sample_weight = self._task_sample_weight(sample_weight, y)
         if sample_weight is not None and not np.any(sample_weight > 0):
             raise ValueError(
-                "Every sample has weight 0 (sample_weight times class_weight); give "
-                "at least one sample a positive weight."
+                "Every sample has weight 0 (sample_weight, times class_weight for "
+                "classifiers); give at least one sample a positive weight."
             )
         return sample_weight
 
@@ -345,11 +349,11 @@ class BaseObliqueForest(BaseEstimator):
             forest = Forest.from_bytes(state["_forest"])
             # The engine validated the forest; the Python attributes must agree with it.
             expected = {
-                "classes_": forest.n_classes,
+                **self._engine_shape(forest),
                 "n_features_in_": forest.n_features,
             }
             found = {
-                "classes_": len(state.get("classes_", ())),
+                **self._state_shape(state),
                 "n_features_in_": state.get("n_features_in_"),
             }
             if found != expected:

@@ -114,6 +114,14 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
 
         return self.classes_.take(self._score(X, kernel, None, np.intp, n_threads))
 
+    @staticmethod
+    def _engine_shape(forest):
+        return {"classes_": forest.n_classes}
+
+    @staticmethod
+    def _state_shape(state):
+        return {"classes_": len(state.get("classes_", ()))}
+
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' leaf class distributions.
 

@@ -70,15 +70,19 @@ class Forest:
     ) -> Forest: ...
     @staticmethod
     def fit_regression(
-        x: _FloatMatrix,
+        x: _Matrix,
         y: npt.NDArray[np.float64],
         sample_weight: npt.NDArray[np.float64] | None,
         params: _Params,
         n_threads: int,
         progress: Callable[[int, int], object] | None = None,
+        trees: tuple[int, int] | None = None,
     ) -> Forest: ...
     def predict_values(
-        self, x: _FloatMatrix, n_threads: int
+        self,
+        x: _Matrix,
+        n_threads: int,
+        out: npt.NDArray[np.float64] | None = None,
     ) -> npt.NDArray[np.float64]: ...
     def predict_proba(
         self,

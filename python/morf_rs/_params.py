@@ -9,6 +9,7 @@ section) of a class from the groups it uses.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass
 
@@ -22,6 +23,10 @@ class Param:
     # First line "name : type, default=..." is generated; this is the description.
     kind: str
     doc: str
+
+    def with_default(self, default):
+        """The same parameter with another default (a task's own)."""
+        return dataclasses.replace(self, default=default)
 
     def numpydoc(self):
         lines = [f"    {self.name} : {self.kind}, default={self.default!r}"]
@@ -78,6 +83,15 @@ n_samples).
 """,
     ),
     Param(
+        "min_weight_fraction_leaf",
+        0.0,
+        "float in [0, 0.5]",
+        """
+Least weight on each side of a split, as a fraction of the total weight of
+the tree's sample (sample weights times bootstrap counts).
+""",
+    ),
+    Param(
         "min_impurity_decrease",
         0.0,
         "float",
@@ -117,7 +131,8 @@ the rest grows the splits. 0 disables honesty.
         '{"ignore", "uniform", "empirical"}',
         """
 What a leaf that got no honest sample predicts: nothing (the tree does not
-vote), the uniform distribution, or the tree's class frequencies.
+vote), the uniform distribution (classifiers only), or the tree's whole
+sample: its class frequencies or its mean target.
 """,
     ),
 )
@@ -127,6 +142,13 @@ CLASSIFIER_CRITERION = Param(
     "gini",
     '{"gini", "entropy", "log_loss"}',
     'Impurity measure of a split ("log_loss" is "entropy").',
+)
+
+REGRESSOR_CRITERION = Param(
+    "criterion",
+    "squared_error",
+    '{"squared_error"}',
+    "Impurity measure of a split: the mean squared error of the targets.",
 )
 
 CLASSIFIER_PARAMS = (

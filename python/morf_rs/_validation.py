@@ -118,6 +118,39 @@ def validate_X_y(estimator, X, y):
     return X, y
 
 
+def validate_X_y_values(estimator, X, y):
+    """X as for :func:`validate_X_y`; y as float64 numbers of shape (n_samples,) or
+    (n_samples, n_outputs), finite."""
+    if y is None:
+        raise ValueError(
+            f"This {type(estimator).__name__} estimator requires y to be passed, "
+            "but the target y is None."
+        )
+    try:
+        X = validate_data(estimator, X, reset=True, **_X_CHECKS)
+    except (ValueError, TypeError) as error:
+        raise with_hint(error) from error
+    try:
+        y = check_array(
+            y, ensure_2d=False, dtype=np.float64, input_name="y", ensure_min_samples=0
+        )
+    except (ValueError, TypeError) as error:
+        if "convert" not in str(error):
+            raise
+        raise type(error)(
+            f"{error} A regressor's y must hold numbers (one column per output); "
+            "for class labels use a classifier."
+        ) from error
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y has {y.shape[0]} targets but X has {X.shape[0]} samples; pass "
+            "exactly one target (or row of targets) per row of X."
+        )
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError("y has no outputs: give it at least one column.")
+    return X, y
+
+
 def is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(
         value, (bool, np.bool_)

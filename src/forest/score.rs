@@ -146,9 +146,23 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<Array2<f64>> {
+        let mut values = new_output(x.nrows(), self.outputs()?, "the predicted values")?;
+        self.predict_values_into(x, values.view_mut(), n_threads, cancel)?;
+        Ok(values)
+    }
+
+    /// [`predict_values_cancellable`](Forest::predict_values_cancellable) written into
+    /// `out`, a row-major array of shape (samples, outputs), each thread filling the
+    /// rows it scores.
+    pub fn predict_values_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
         let n_outputs = self.outputs()?;
-        let mut values = new_output(x.nrows(), n_outputs, "the predicted values")?;
-        let out = output_rows(values.view_mut(), x.nrows(), n_outputs, "outputs")?;
+        let out = output_rows(out, x.nrows(), n_outputs, "outputs")?;
         let prior = self.mean_prior();
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
@@ -162,8 +176,7 @@ impl Forest {
                     }
                 }
             })
-        })?;
-        Ok(values)
+        })
     }
 
     /// The most probable class per sample (the lowest index among ties), for a

@@ -170,20 +170,34 @@ impl PyForest {
         })
     }
 
-    /// Mean leaf values of the trees, shape (n_samples, n_outputs).
+    /// Mean leaf values of the trees, shape (n_samples, n_outputs), written into `out`
+    /// when given.
+    #[pyo3(signature = (x, n_threads, out=None))]
     fn predict_values<'py>(
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         n_threads: usize,
+        out: Option<Bound<'py, PyArray2<f64>>>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         guarded(|| {
             let samples = Samples::borrow(x)?;
-            let values = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                self.forest
-                    .predict_values_cancellable(view, n_threads, cancel)
-            }))?;
-            Ok(values.into_pyarray(py))
+            let Some(out) = out else {
+                let values = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest
+                        .predict_values_cancellable(view, n_threads, cancel)
+                }))?;
+                return Ok(values.into_pyarray(py));
+            };
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest
+                        .predict_values_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
         })
     }
 

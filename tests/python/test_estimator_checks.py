@@ -1,11 +1,14 @@
-"""scikit-learn's own compatibility checks for the three classifiers."""
+"""scikit-learn's own compatibility checks for the classifiers and regressors."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from morf_rs import (
     ManifoldObliqueForestClassifier,
+    ManifoldObliqueForestRegressor,
     RandomForestClassifier,
+    RandomForestRegressor,
     SparseObliqueForestClassifier,
+    SparseObliqueForestRegressor,
 )
 
 # Checks these forests cannot pass by design.
@@ -14,12 +17,6 @@ EXPECTED_FAILED_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": (
         "a bootstrap draws samples by count, so an integer weight is not the same "
         "as repeating the sample"
-    ),
-    # test_api.py checks that class_weight reweights the splits and leaves.
-    "check_class_weight_classifiers": (
-        "fully grown trees end in pure leaves, so extreme class weights cannot "
-        "change their votes; scikit-learn's forests pass this check only through "
-        "min_weight_fraction_leaf, which these forests do not have"
     ),
 }
 
@@ -33,6 +30,9 @@ def expected_failed_checks(estimator):
         ManifoldObliqueForestClassifier(n_estimators=5),
         SparseObliqueForestClassifier(n_estimators=5),
         RandomForestClassifier(n_estimators=5),
+        ManifoldObliqueForestRegressor(n_estimators=5),
+        SparseObliqueForestRegressor(n_estimators=5),
+        RandomForestRegressor(n_estimators=5),
     ],
     expected_failed_checks=expected_failed_checks,
 )

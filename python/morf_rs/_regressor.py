@@ -1,0 +1,84 @@
+"""Regression: numbers in (one or several outputs), mean leaf values out."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import MultiOutputMixin, RegressorMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import check_is_fitted
+
+from morf_rs._base import BaseObliqueForest
+from morf_rs._core import Forest
+from morf_rs._params import REGRESSOR_CRITERION
+from morf_rs._validation import check_choice, validate_X_y_values
+
+__all__ = ["ForestRegressor"]
+
+
+class ForestRegressor(MultiOutputMixin, RegressorMixin, BaseObliqueForest):
+    """Shared machinery of the regressors; not meant to be used directly."""
+
+    # scikit-learn's forests and trees regress on every feature by default.
+    _max_features_default = 1.0
+    _criterion_param = REGRESSOR_CRITERION
+    _task_attributes_doc = """    n_outputs_ : int
+        Number of outputs (columns of y; 1 for a 1-D y).
+"""
+
+    def _validate_training_data(self, X, y):
+        X, y = validate_X_y_values(self, X, y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it is "
+                "treated as y.ravel() (predictions are 1-D).",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+        return X, y
+
+    def _task_params(self):
+        return {
+            "criterion": check_choice("criterion", self.criterion, ("squared_error",)),
+            "honest_prior": check_choice(
+                "honest_prior", self.honest_prior, ("ignore", "empirical")
+            ),
+        }
+
+    def _prepare_targets(self, y):
+        values = np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
+        return values, {"n_outputs_": values.shape[1]}
+
+    def _fit_engine(
+        self, X, values, sample_weight, params, n_threads, progress, fitted, trees
+    ):
+        return Forest.fit_regression(
+            X, values, sample_weight, params, n_threads, progress, trees
+        )
+
+    @staticmethod
+    def _engine_shape(forest):
+        return {"n_outputs_": forest.n_outputs, "classes": forest.n_classes}
+
+    @staticmethod
+    def _state_shape(state):
+        return {"n_outputs_": state.get("n_outputs_"), "classes": None}
+
+    def _predict(self, X, n_threads=None):
+        check_is_fitted(self)
+        values = self._score(
+            X,
+            lambda x, n, out: self._forest.predict_values(x, n, out),
+            self.n_outputs_,
+            np.float64,
+            n_threads,
+        )
+        return values[:, 0] if self.n_outputs_ == 1 else values
+
+    def predict(self, X):
+        """Mean of the trees' leaf values: array of shape (n_samples,), or
+        (n_samples, n_outputs) when y had several outputs. Rows are scored in
+        parallel on ``n_jobs`` threads; a float32, float64 or uint8 X (a numpy
+        memmap too) is read where it lies, without a copy."""
+        return self._predict(X)
