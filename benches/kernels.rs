@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the kernels: projecting a node on its atoms (directly and
-//! through running sums), split search at several node sizes (sorted and counted), and
-//! batch scoring. `cargo bench --bench kernels`.
+//! through running sums), split search at several node sizes (sorted, counted, and with
+//! missing values), and batch scoring. `cargo bench --bench kernels`.
 
 use std::hint::black_box;
 
@@ -90,14 +90,22 @@ fn split_search(c: &mut Criterion) {
     let (x, y) = images(20_000, 3);
     // Binary images take whole values: their projections are counted, not sorted.
     let binary = x.mapv(|v| (v > 1.0) as u8 as f32);
+    // A fifth of the pixels missing: most patch projections are missing too.
+    let mut rng = Rng::new(4, 0);
+    let missing = x.mapv(|v| if rng.unit() < 0.2 { f32::NAN } else { v });
     let atoms = node_atoms(28);
     let mut group = c.benchmark_group("split_search");
-    for (values, x) in [("real", &x), ("binary", &binary)] {
+    for (values, x) in [
+        ("real", &x),
+        ("binary", &binary),
+        ("real 20% missing", &missing),
+    ] {
         let rows = Rows::from_view(x.view()).unwrap();
         let rule = SplitRule {
             min_samples_leaf: 1,
             min_weight_leaf: 0.0,
             whole_range: rows.whole_range(1),
+            missing_values: rows.check_values().unwrap(),
         };
         for n in [100usize, 1_000, 10_000] {
             let local = LocalSamples {

@@ -15,6 +15,8 @@ pub trait Feature: Copy + Clone + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     /// Whether the value is neither NaN nor infinite.
     fn is_finite_value(self) -> bool;
+    /// Whether the value is missing (NaN).
+    fn is_missing(self) -> bool;
     /// `values` as bytes when `Self` is `u8`: training reads byte-valued X through
     /// bytes, and X that is bytes already needs no copy.
     fn as_bytes(values: &[Self]) -> Option<&[u8]> {
@@ -34,6 +36,9 @@ impl Feature for f32 {
     fn is_finite_value(self) -> bool {
         self.is_finite()
     }
+    fn is_missing(self) -> bool {
+        self.is_nan()
+    }
 }
 
 impl Feature for f64 {
@@ -47,6 +52,9 @@ impl Feature for f64 {
     fn is_finite_value(self) -> bool {
         // A finite f64 beyond f32's range would become infinite in the engine.
         self.is_finite() && (self as f32).is_finite()
+    }
+    fn is_missing(self) -> bool {
+        self.is_nan()
     }
 }
 
@@ -63,6 +71,9 @@ impl Feature for u8 {
     }
     fn is_finite_value(self) -> bool {
         true
+    }
+    fn is_missing(self) -> bool {
+        false
     }
     fn as_bytes(values: &[u8]) -> Option<&[u8]> {
         Some(values)
@@ -109,32 +120,37 @@ impl<'a, T: Feature> Rows<'a, T> {
         }
     }
 
-    /// Rejects NaN, infinity and finite values beyond float32's range, naming the
-    /// first offending cell.
-    pub fn check_finite(&self) -> Result<()> {
-        match self.first_non_finite() {
-            None => Ok(()),
+    /// Rejects infinity and finite values beyond float32's range, naming the first
+    /// offending cell; returns whether X has missing values (NaN), which are allowed.
+    pub fn check_values(&self) -> Result<bool> {
+        let mut has_missing = false;
+        match self.first_invalid(|| has_missing = true) {
+            None => Ok(has_missing),
             Some(flat) => Err(non_finite_error(flat, self.n_features, self.values[flat])),
         }
     }
 
-    /// Flat index of the first value [`Feature::is_finite_value`] rejects.
-    pub(crate) fn first_non_finite(&self) -> Option<usize> {
+    /// Flat index of the first value that is neither finite
+    /// ([`Feature::is_finite_value`]) nor missing; calls `on_missing` for the
+    /// blocks of values before it that hold a missing value.
+    pub(crate) fn first_invalid(&self, mut on_missing: impl FnMut()) -> Option<usize> {
         // Blocks without early exits inside, so that the test vectorises; only a block
-        // that fails is searched value by value.
+        // that fails it (a missing or invalid value) is searched value by value, so
+        // X without missing values pays nothing for them.
         const BLOCK: usize = 256;
-        self.values
-            .chunks(BLOCK)
-            .position(|block| !block.iter().fold(true, |all, v| all & v.is_finite_value()))
-            .map(|block| {
-                let start = block * BLOCK;
-                let values = &self.values[start..];
-                start
-                    + values
-                        .iter()
-                        .position(|v| !v.is_finite_value())
-                        .expect("the block holds a non-finite value")
-            })
+        for (block, values) in self.values.chunks(BLOCK).enumerate() {
+            if values.iter().fold(true, |all, v| all & v.is_finite_value()) {
+                continue;
+            }
+            match values
+                .iter()
+                .position(|v| !v.is_finite_value() && !v.is_missing())
+            {
+                Some(position) => return Some(block * BLOCK + position),
+                None => on_missing(),
+            }
+        }
+        None
     }
 
     /// The smallest and largest value of X when every value is a whole number small
@@ -147,7 +163,8 @@ impl<'a, T: Feature> Rows<'a, T> {
             .filter(|&range| sums_stay_exact(range, self.n_features, max_weight))
     }
 
-    /// The smallest and largest value of X when every value is a whole number.
+    /// The smallest and largest value of X when every value is a whole number (NaN is
+    /// not: X with missing values has none).
     pub fn whole_values(&self) -> Option<(f32, f32)> {
         // Adding and taking away 2^23 rounds a smaller magnitude to a whole number, and
         // every larger f32 is whole already.
@@ -243,7 +260,7 @@ pub fn sums_stay_exact((low, high): (f32, f32), n_terms: usize, max_weight: u32)
     largest * n_terms as f64 * max_weight as f64 <= EXACT_F32_INTEGERS
 }
 
-/// The error for `value`, which [`Feature::is_finite_value`] rejects, at flat index
+/// The error for `value`, neither finite ([`Feature::is_finite_value`]) nor missing, at flat index
 /// `flat` of a row-major X.
 pub(crate) fn non_finite_error<T: Feature>(flat: usize, n_features: usize, value: T) -> MorfError {
     let (row, column) = (flat / n_features, flat % n_features);
@@ -317,6 +334,27 @@ mod tests {
             Some((1.0, 8_388_608.0))
         );
         assert_eq!(whole_range_of(vec![8_388_608.0, 1.0, 1.0], 3), None);
+    }
+
+    #[test]
+    fn missing_values_pass_the_check_and_infinity_does_not() {
+        // Several blocks of the check, with missing values before the infinite one.
+        let mut x = Array2::from_elem((300, 3), 1.0f32);
+        let check = |x: &Array2<f32>| Rows::from_view(x.view()).unwrap().check_values();
+        assert_eq!(check(&x), Ok(false));
+        x[[10, 1]] = f32::NAN;
+        x[[250, 0]] = -f32::NAN;
+        assert_eq!(check(&x), Ok(true));
+        assert_eq!(Rows::from_view(x.view()).unwrap().whole_values(), None);
+        x[[200, 2]] = f32::NEG_INFINITY;
+        x[[260, 0]] = f32::INFINITY;
+        assert_eq!(
+            check(&x),
+            Err(MorfError::NonFiniteInput {
+                row: 200,
+                column: 2
+            })
+        );
     }
 
     #[test]

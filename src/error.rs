@@ -28,8 +28,8 @@ pub enum MorfError {
         /// The length it has.
         got: usize,
     },
-    /// X holds NaN or infinity.
-    #[error("X contains NaN or infinity (first at row {row}, column {column}); remove or impute those values")]
+    /// X holds infinity (NaN is a missing value, which forests accept).
+    #[error("X contains infinity (first at row {row}, column {column}); replace it by a finite value, or by NaN to mark it missing")]
     NonFiniteInput {
         /// Row of the first such value.
         row: usize,

@@ -598,16 +598,18 @@ fn bad_input_is_an_error_that_says_what_is_wrong() {
         fit(&ok, &x, &y[..5], 2, None),
         MorfError::ShapeMismatch { .. }
     ));
-    let mut with_nan = x.clone();
-    with_nan[[4, 2]] = f32::NAN;
+    // NaN marks a missing value; infinity is refused.
+    let mut with_infinity = x.clone();
+    with_infinity[[3, 1]] = f32::NAN;
+    with_infinity[[4, 2]] = f32::NEG_INFINITY;
     assert_eq!(
-        fit(&ok, &with_nan, &y, 2, None),
+        fit(&ok, &with_infinity, &y, 2, None),
         MorfError::NonFiniteInput { row: 4, column: 2 }
     );
-    with_nan[[4, 2]] = f32::INFINITY;
-    assert!(fit(&ok, &with_nan, &y, 2, None)
+    with_infinity[[4, 2]] = f32::INFINITY;
+    assert!(fit(&ok, &with_infinity, &y, 2, None)
         .to_string()
-        .contains("NaN or infinity"));
+        .contains("X contains infinity"));
     assert!(matches!(
         fit(&ok, &x, &y, 1, None),
         MorfError::LabelOutOfRange { label: 1, .. }
@@ -738,7 +740,7 @@ fn bad_input_is_an_error_that_says_what_is_wrong() {
         .to_string();
     assert!(message.contains("expected 12, got 11"), "{message}");
     assert!(matches!(
-        forest.predict(with_nan.view(), 1),
+        forest.predict(with_infinity.view(), 1),
         Err(MorfError::NonFiniteInput { .. })
     ));
 }

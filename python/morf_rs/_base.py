@@ -113,6 +113,14 @@ class BaseObliqueForest(BaseEstimator):
                 + examples
             )
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"allow_nan": True}
+
     def _atom_params(self, n_features):
         """Engine parameters specific to the atom dictionary, validated."""
         return {}
@@ -126,6 +134,9 @@ class BaseObliqueForest(BaseEstimator):
             Training samples, one per row. float32, float64 and uint8
             C-contiguous arrays are used without a copy (images stored as bytes
             need no float copy); anything else is converted once to float32.
+            NaN marks a missing value (infinity is refused): a projection that
+            touches one is missing, and each split learns whether missing
+            projections go left or right, as scikit-learn's trees do.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets: class labels of any type for classifiers, numbers for
             regressors.

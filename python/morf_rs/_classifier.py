@@ -128,7 +128,8 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         Returns an array of shape (n_samples, n_classes) whose columns follow
         ``classes_``. Rows are scored in parallel on ``n_jobs`` threads; a
         float32, float64 or uint8 X (a numpy memmap too) is read where it lies,
-        without a copy.
+        without a copy. NaN in X is a missing value: at each split it goes to
+        the side learned at fit.
         """
         return self._predict_proba(X)
 

@@ -27,14 +27,20 @@ except ImportError:  # scikit-learn < 1.6 offers the same logic as a method
 # in float32, so anything else is converted to the smaller type; uint8 is how
 # images are stored, and a float copy would take four times its memory.
 ENGINE_DTYPES = (np.float32, np.float64, np.uint8)
-_X_CHECKS = {"dtype": list(ENGINE_DTYPES), "order": "C", "accept_sparse": False}
-
 # scikit-learn >= 1.6 names it ensure_all_finite; older versions force_all_finite.
 _ALL_FINITE = (
     "ensure_all_finite"
     if "ensure_all_finite" in inspect.signature(check_array).parameters
     else "force_all_finite"
 )
+# NaN marks a missing value, which every forest learns a side for; infinity is
+# refused.
+_X_CHECKS = {
+    "dtype": list(ENGINE_DTYPES),
+    "order": "C",
+    "accept_sparse": False,
+    _ALL_FINITE: "allow-nan",
+}
 # Scoring leaves X in its dtype and layout and leaves values unchecked: the engine
 # checks each chunk of rows inside its parallel walk, where a separate pass over X
 # would be a serial scan of all of it (numpy's sum, in scikit-learn's check).
@@ -61,7 +67,11 @@ _X_HINTS = (
         "X must be 2-D with one sample per row; flatten each "
         "sample with X.reshape(len(X), -1) and describe its layout with image_shape.",
     ),
-    ("infinity", "Replace or drop the non-finite values before calling the forest."),
+    (
+        "infinity",
+        "Replace the infinite values by finite ones, or by NaN to mark them "
+        "missing, before calling the forest.",
+    ),
 )
 
 

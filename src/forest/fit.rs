@@ -91,7 +91,7 @@ impl Forest {
             params.honest_fraction > 0.0,
         )?;
         let weights = check_sample_weight(sample_weight, n_samples)?;
-        rows.check_finite()?;
+        let missing_values = rows.check_values()?;
         params.atoms.validate(n_features)?;
         let axis_aligned = params.atoms == AtomKind::AxisAligned;
         let n_atoms = params
@@ -112,6 +112,7 @@ impl Forest {
                 min_samples_leaf: params.min_samples_leaf,
                 min_weight_leaf: 0.0, // set per tree from its sample's weight
                 whole_range: exact_for(bounds.max_abs),
+                missing_values,
             },
             max_depth: params.max_depth.unwrap_or(usize::MAX),
             min_samples_split: params.min_samples_split,

@@ -402,7 +402,7 @@ impl Forest {
                     Rows::from_slice(&buffer[..], n_features)
                 }
             };
-            if let Some(flat) = rows.first_non_finite() {
+            if let Some(flat) = rows.first_invalid(|| ()) {
                 first_bad.fetch_min(start * n_features + flat, Ordering::Relaxed);
             } else if first_bad.load(Ordering::Relaxed) == usize::MAX {
                 score(start, &rows, out);

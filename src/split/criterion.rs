@@ -58,7 +58,8 @@ pub struct NodeTargets {
 /// class, one per output for values. The scans of [`best_split`] are written once over
 /// this trait and compiled once per criterion, without a branch on the task inside.
 /// A new criterion (a gradient and hessian for boosting, say) implements these
-/// methods; missing values would add a side for the samples without a projection.
+/// methods. Missing values need nothing of a criterion: a scan moves the samples
+/// whose projection is missing to one side as a group.
 ///
 /// The implementations are small `Copy` values; split search and tree growth are
 /// generic over them, so each criterion gets its own compiled scans.

@@ -30,6 +30,21 @@ pub(super) fn position_key(value: f32, position: u32) -> u64 {
     (sort_key(value) as u64) << 32 | position as u64
 }
 
+/// The value key of a missing projection (NaN, of either sign), above every other
+/// value's key: sorted, missing projections come last.
+pub(super) const MISSING_KEY: u32 = u32::MAX;
+
+/// [`position_key`], with [`MISSING_KEY`] for a missing projection.
+#[inline(always)]
+pub(super) fn position_key_or_missing(value: f32, position: u32) -> u64 {
+    let key = if value.is_nan() {
+        MISSING_KEY
+    } else {
+        sort_key(value)
+    };
+    (key as u64) << 32 | position as u64
+}
+
 /// Columns of the counting table per value: the entries, and the weight unless the
 /// entries add up to it.
 pub(super) fn table_width<C: SplitCriterion>(criterion: &C) -> usize {
@@ -47,6 +62,19 @@ pub(super) struct NodeScan<'a, C> {
     pub(super) min_weight: f64,
 }
 
+/// The two sides of a threshold while a scan moves samples from right to left: the
+/// sums of their entries, their weights and their sums of terms.
+struct Sides<'s> {
+    left: &'s mut Vec<f64>,
+    right: &'s mut Vec<f64>,
+    left_weight: f64,
+    right_weight: f64,
+    left_terms: f64,
+    right_terms: f64,
+    /// Samples moved to the left so far.
+    n_left: usize,
+}
+
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Whether a side of this weight may be a child.
     #[inline(always)]
@@ -54,15 +82,16 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         weight > 0.0 && weight >= self.min_weight
     }
 
-    /// Keeps the split below `below` (and above it, `above`) when its children's cost
-    /// beats `best`'s; strictly, so that earlier candidates win ties.
+    /// Keeps the split at `threshold` (missing values going left when `missing_left`
+    /// says so; `None` when the node had none) when its children's cost beats
+    /// `best`'s; strictly, so that earlier candidates win ties.
     #[inline(always)]
     fn offer(
         &self,
         children_cost: f64,
         atom: usize,
-        below: f32,
-        above: f32,
+        threshold: f32,
+        missing_left: Option<bool>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
         if best.is_none_or(|(cost, _)| children_cost < cost) {
@@ -70,17 +99,75 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 children_cost,
                 SplitCandidate {
                     atom,
-                    threshold: midpoint(below, above),
+                    threshold,
                     impurity_decrease: self.cost - children_cost,
+                    missing_left,
                 },
             ));
         }
     }
 
-    /// Scans keys of [`position_key`], sorted, left to right, moving one sample at a
-    /// time to the left side and updating each side's sum of terms in the entries the
-    /// sample has.
-    pub(super) fn scan_sorted(
+    /// Every sample on the right.
+    fn start<'s>(&self, left: &'s mut Vec<f64>, right: &'s mut Vec<f64>) -> Sides<'s> {
+        left.clear();
+        left.resize(self.node.sums.len(), 0.0);
+        right.clear();
+        right.extend_from_slice(&self.node.sums);
+        Sides {
+            left,
+            right,
+            left_weight: 0.0,
+            right_weight: self.node.weight,
+            left_terms: 0.0,
+            right_terms: self.terms,
+            n_left: 0,
+        }
+    }
+
+    /// Moves the node sample at `position` from the right side to the left, updating
+    /// each side's sum of terms in the entries the sample has.
+    #[inline(always)]
+    fn move_left(&self, sides: &mut Sides<'_>, position: usize) {
+        let criterion = self.criterion;
+        let (left, right) = (&mut *sides.left, &mut *sides.right);
+        let (left_terms, right_terms) = (&mut sides.left_terms, &mut sides.right_terms);
+        criterion.entries(self.node, position, |entry, amount| {
+            let old_left = left[entry];
+            let old_right = right[entry];
+            left[entry] = old_left + amount;
+            right[entry] = old_right - amount;
+            *left_terms += criterion.term(old_left + amount) - criterion.term(old_left);
+            *right_terms += criterion.term(old_right - amount) - criterion.term(old_right);
+        });
+        let weight = self.node.weights[position];
+        sides.left_weight += weight;
+        sides.right_weight -= weight;
+        sides.n_left += 1;
+    }
+
+    /// The children's cost of the split the sides stand for, when both may be
+    /// children.
+    #[inline(always)]
+    fn children_cost(&self, sides: &Sides<'_>, n: usize) -> Option<f64> {
+        let allowed = sides.n_left >= self.min_leaf
+            && n - sides.n_left >= self.min_leaf
+            && self.heavy_enough(sides.left_weight)
+            && self.heavy_enough(sides.right_weight);
+        allowed.then(|| {
+            self.criterion.cost(sides.left_weight, sides.left_terms)
+                + self.criterion.cost(sides.right_weight, sides.right_terms)
+        })
+    }
+
+    /// Scans keys of [`position_key`] (or, when `MISSING`, of
+    /// [`position_key_or_missing`]), sorted, left to right, moving one sample at a
+    /// time to the left side.
+    ///
+    /// When some projections are missing, each threshold is tried with the missing
+    /// samples on the right, then on the left, and last the split of the present
+    /// samples from the missing ones: scikit-learn's search, in its order. As there,
+    /// an atom whose present projections are all equal is not split on.
+    pub(super) fn scan_sorted<const MISSING: bool>(
         &self,
         keys: &[u64],
         atom: usize,
@@ -89,43 +176,70 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
         let n = keys.len();
-        if keys[0] >> 32 == keys[n - 1] >> 32 {
-            return; // constant along this atom
+        let n_present = if MISSING {
+            keys.partition_point(|&key| key >> 32 != MISSING_KEY as u64)
+        } else {
+            n
+        };
+        if n_present == 0 || keys[0] >> 32 == keys[n_present - 1] >> 32 {
+            return; // constant along this atom, or missing everywhere
         }
+        if !MISSING || n_present == n {
+            let sides = &mut self.start(left, right);
+            return self.sweep(keys, n_present, atom, None, sides, best);
+        }
+        let sides = &mut self.start(left, right);
+        self.sweep(keys, n_present, atom, Some(false), sides, best);
+        let sides = &mut self.start(left, right);
+        for &key in &keys[n_present..] {
+            self.move_left(sides, key as u32 as usize);
+        }
+        // Missing apart from present is the same partition with its sides swapped.
+        let apart = self.children_cost(sides, n);
+        self.sweep(keys, n_present, atom, Some(true), sides, best);
+        if let Some(children_cost) = apart {
+            // Every present value goes left, as under scikit-learn's infinite
+            // threshold; thresholds stay finite.
+            self.offer(children_cost, atom, f32::MAX, Some(false), best);
+        }
+    }
+
+    /// Moves the present samples (`keys[..n_present]`, in order) to the left one at a
+    /// time and offers each threshold between distinct values, missing values going
+    /// left as `missing_left` says (they are on the left already when it says so).
+    #[inline(always)]
+    fn sweep(
+        &self,
+        keys: &[u64],
+        n_present: usize,
+        atom: usize,
+        missing_left: Option<bool>,
+        sides: &mut Sides<'_>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let n = keys.len();
         let criterion = self.criterion;
-        let node = self.node;
-        left.clear();
-        left.resize(node.sums.len(), 0.0);
-        right.clear();
-        right.extend_from_slice(&node.sums);
-        let (mut left_weight, mut left_terms) = (0.0f64, 0.0f64);
-        let (mut right_weight, mut right_terms) = (node.weight, self.terms);
-
-        for i in 0..n - self.min_leaf {
-            let position = keys[i] as u32 as usize;
-            criterion.entries(node, position, |entry, amount| {
-                let old_left = left[entry];
-                let old_right = right[entry];
-                left[entry] = old_left + amount;
-                right[entry] = old_right - amount;
-                left_terms += criterion.term(old_left + amount) - criterion.term(old_left);
-                right_terms += criterion.term(old_right - amount) - criterion.term(old_right);
-            });
-            let weight = node.weights[position];
-            left_weight += weight;
-            right_weight -= weight;
-
-            if i + 1 < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
+        // The right side keeps at least `min_leaf` samples up to the last move.
+        let end = (n_present - 1).min((n - self.min_leaf).saturating_sub(sides.n_left));
+        for i in 0..end {
+            self.move_left(sides, keys[i] as u32 as usize);
+            if sides.n_left < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
                 continue;
             }
-            if !self.heavy_enough(left_weight) || !self.heavy_enough(right_weight) {
+            if !self.heavy_enough(sides.left_weight) || !self.heavy_enough(sides.right_weight) {
                 continue;
             }
-            let children_cost =
-                criterion.cost(left_weight, left_terms) + criterion.cost(right_weight, right_terms);
+            let children_cost = criterion.cost(sides.left_weight, sides.left_terms)
+                + criterion.cost(sides.right_weight, sides.right_terms);
             let below = key_value((keys[i] >> 32) as u32);
             let above = key_value((keys[i + 1] >> 32) as u32);
-            self.offer(children_cost, atom, below, above, best);
+            self.offer(
+                children_cost,
+                atom,
+                midpoint(below, above),
+                missing_left,
+                best,
+            );
         }
     }
 
@@ -214,7 +328,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                     let children_cost = criterion.cost(left_weight, left_terms)
                         + criterion.cost(right_weight, right_terms);
                     let (below, above) = (low + below as f32, low + offset as f32);
-                    self.offer(children_cost, atom, below, above, best);
+                    self.offer(children_cost, atom, midpoint(below, above), None, best);
                 }
             }
             for (l, &s) in left.iter_mut().zip(value_sums) {

@@ -1,8 +1,8 @@
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
 use super::scan::{
-    position_key, sort_whole_values, table_width, NodeScan, ValueTable, MAX_COUNTED_SPAN,
-    TABLE_COPIES,
+    position_key, position_key_or_missing, sort_whole_values, table_width, NodeScan, ValueTable,
+    MAX_COUNTED_SPAN, TABLE_COPIES,
 };
 use super::sort::sort_by_value;
 use crate::atoms::AtomSet;
@@ -20,6 +20,9 @@ pub struct SplitRule {
     /// Then an atom taking few distinct values on a node is counted by value instead of
     /// sorted.
     pub whole_range: Option<(f32, f32)>,
+    /// Whether X may hold missing values (NaN), so that projections may be missing.
+    /// Without them the search never looks for missing projections.
+    pub missing_values: bool,
 }
 
 /// The best split found at a node.
@@ -31,6 +34,10 @@ pub struct SplitCandidate {
     pub threshold: f32,
     /// Weighted impurity decrease `W I(S) - W_L I(L) - W_R I(R)`.
     pub impurity_decrease: f64,
+    /// Whether samples whose projection is missing go left (`Some(true)`) or right,
+    /// as learned from the node's samples; `None` when none of them had a missing
+    /// projection.
+    pub missing_left: Option<bool>,
 }
 
 /// Buffers reused across nodes so that the search allocates nothing once warm.
@@ -62,8 +69,32 @@ const SORT_BY_COUNTING_SPAN_PER_SAMPLE: usize = 8;
 /// `node` their targets in the same order ([`SplitCriterion::gather`]). Ties keep the
 /// earliest atom and the leftmost threshold. `None` when no atom separates the
 /// samples.
+///
+/// With `rule.missing_values`, a projection touching a missing value is missing, and
+/// missing projections go to the side that decreases the criterion most
+/// ([`SplitCandidate::missing_left`]).
 #[allow(clippy::too_many_arguments)]
 pub fn best_split<C: SplitCriterion, T: Feature>(
+    criterion: &C,
+    rows: &Rows<'_, T>,
+    row_of: &[u32],
+    samples: &[u32],
+    node: &NodeTargets,
+    atoms: &AtomSet,
+    rule: SplitRule,
+    scratch: &mut SplitScratch,
+) -> Option<SplitCandidate> {
+    // Compiled twice: X without missing values never pays for them.
+    if rule.missing_values {
+        search::<C, T, true>(criterion, rows, row_of, samples, node, atoms, rule, scratch)
+    } else {
+        search::<C, T, false>(criterion, rows, row_of, samples, node, atoms, rule, scratch)
+    }
+}
+
+/// [`best_split`] for X that may hold missing values (`MISSING`) or not.
+#[allow(clippy::too_many_arguments)]
+fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     criterion: &C,
     rows: &Rows<'_, T>,
     row_of: &[u32],
@@ -93,6 +124,7 @@ pub fn best_split<C: SplitCriterion, T: Feature>(
     // one atom at a time where they need sorting. Whole values (whole-weight atoms on
     // whole-valued X) are counted where an atom takes few enough values for the node's
     // size, or put in order by counting sort where they span few values per sample.
+    // Missing values are not whole: X with them is always sorted.
     let table_entries = |span: usize| span * (table_width(criterion) + 1) * TABLE_COPIES;
     let values = &mut scratch.values;
     scratch
@@ -101,7 +133,7 @@ pub fn best_split<C: SplitCriterion, T: Feature>(
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
         let keys = &mut scratch.keys;
-        if rule.whole_range.is_some() && atoms.get(atom).has_integer_weights() {
+        if !MISSING && rule.whole_range.is_some() && atoms.get(atom).has_integer_weights() {
             let (low, high) = values
                 .iter()
                 .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
@@ -124,26 +156,38 @@ pub fn best_split<C: SplitCriterion, T: Feature>(
                 }
                 if span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
                     sort_whole_values(values, low, span, table, keys);
-                    scan.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
+                    scan.scan_sorted::<false>(
+                        keys,
+                        atom,
+                        &mut scratch.left,
+                        &mut scratch.right,
+                        &mut best,
+                    );
                     continue;
                 }
             }
         }
-        sort_generally(values, keys, &mut scratch.sort_buffer);
-        scan.scan_sorted(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
+        sort_generally::<MISSING>(values, keys, &mut scratch.sort_buffer);
+        scan.scan_sorted::<MISSING>(keys, atom, &mut scratch.left, &mut scratch.right, &mut best);
     }
     best.map(|(_, candidate)| candidate)
 }
 
-/// Writes the [`position_key`]s of `values` (in node order) into `keys`, sorted.
-fn sort_generally(values: &[f32], keys: &mut Vec<u64>, sort_buffer: &mut Vec<u64>) {
+/// Writes the [`position_key`]s of `values` (in node order) into `keys`, sorted; when
+/// `MISSING`, missing values get the highest key and so come last.
+fn sort_generally<const MISSING: bool>(
+    values: &[f32],
+    keys: &mut Vec<u64>,
+    sort_buffer: &mut Vec<u64>,
+) {
     keys.clear();
-    keys.extend(
-        values
-            .iter()
-            .enumerate()
-            .map(|(position, &value)| position_key(value, position as u32)),
-    );
+    keys.extend(values.iter().enumerate().map(|(position, &value)| {
+        if MISSING {
+            position_key_or_missing(value, position as u32)
+        } else {
+            position_key(value, position as u32)
+        }
+    }));
     sort_by_value(keys, sort_buffer);
 }
 
@@ -212,12 +256,13 @@ mod tests {
         values: &[f32],
         rule: SplitRule,
         threshold: f32,
+        missing_left: bool,
     ) -> Option<f64> {
         let all: Vec<usize> = samples.iter().map(|&s| s as usize).collect();
         let side = |goes_left: bool| -> Vec<usize> {
             all.iter()
                 .zip(values)
-                .filter(|(_, &z)| (z <= threshold) == goes_left)
+                .filter(|(_, &z)| (z <= threshold || (missing_left && z.is_nan())) == goes_left)
                 .map(|(&s, _)| s)
                 .collect()
         };
@@ -287,6 +332,7 @@ mod tests {
             far_apart in any::<bool>(),
             count_whole in any::<bool>(),
             offset in prop::sample::select(vec![0.0, 1e6]),
+            missing in prop::sample::select(vec![0.0, 0.0, 0.1, 0.4]),
             seed in any::<u64>(),
         ) {
             // Gini, entropy, or squared error with 1 to 3 outputs (far from 0 or not).
@@ -301,7 +347,13 @@ mod tests {
                 (false, true) => 1000.0,
             };
             let n_local = n + not_in_node;
-            let x = Array2::from_shape_fn((n_local, n_features), |_| (rng.below(5) as f32 - 2.0) * scale);
+            // Missing cells (NaN, of either sign) where asked for.
+            let x = Array2::from_shape_fn((n_local, n_features), |_| {
+                let value = (rng.below(5) as f32 - 2.0) * scale;
+                let nan = if rng.below(2) == 0 { f32::NAN } else { -f32::NAN };
+                if rng.unit() < missing { nan } else { value }
+            });
+            let has_missing = x.iter().any(|v| v.is_nan());
             // Local samples stand for shuffled rows, and the node holds some of them in
             // shuffled order, so that rows, local ids and node positions all differ.
             let mut row_of: Vec<u32> = (0..n_local as u32).collect();
@@ -321,7 +373,7 @@ mod tests {
                 values_of: (0..n_local * n_outputs).map(|_| offset + [0.0, 1.5, -3.0, 7.25][rng.below(n_classes + 1)]).collect(),
             };
             let rows = Rows::from_view(x.view()).unwrap();
-            prop_assert_eq!(rows.whole_range(3).is_some(), !halves || x.iter().all(|v| v.fract() == 0.0));
+            prop_assert_eq!(rows.whole_range(3).is_some(), !has_missing && (!halves || x.iter().all(|v| v.fract() == 0.0)));
             let mut atoms = AtomSet::default();
             atoms.clear();
             for f in 0..n_features as u32 {
@@ -337,6 +389,7 @@ mod tests {
                 min_samples_leaf,
                 min_weight_leaf: min_weight_fraction * node_weight,
                 whole_range: rows.whole_range(3).filter(|_| count_whole),
+                missing_values: has_missing,
             };
             let found = search(kind, n_classes, &rows, &local, &samples, &atoms, rule);
 
@@ -346,12 +399,21 @@ mod tests {
                     .map(|&s| atoms.get(a).project(rows.row(local.row_of[s as usize] as usize)))
                     .collect()
             };
+            // Every threshold at a present value with missing values on either side,
+            // and present apart from missing; no split on an atom whose present
+            // values are all equal.
             let mut brute_best: Option<f64> = None;
             for a in 0..atoms.len() {
                 let values = projections(a);
-                for &t in &values {
-                    if let Some(d) = decrease_at(kind, &local, &samples, &values, rule, t) {
-                        brute_best = Some(brute_best.map_or(d, |b: f64| b.max(d)));
+                let present: Vec<f32> = values.iter().copied().filter(|z| !z.is_nan()).collect();
+                if present.iter().all(|&z| Some(&z) == present.first()) {
+                    continue;
+                }
+                for t in present.iter().copied().chain([f32::MAX]) {
+                    for missing_left in [false, true] {
+                        if let Some(d) = decrease_at(kind, &local, &samples, &values, rule, t, missing_left) {
+                            brute_best = Some(brute_best.map_or(d, |b: f64| b.max(d)));
+                        }
                     }
                 }
             }
@@ -362,13 +424,17 @@ mod tests {
                 (None, None) => {}
                 (Some(split), Some(best)) => {
                     let values = projections(split.atom);
-                    let achieved = decrease_at(kind, &local, &samples, &values, rule, split.threshold)
+                    // A side for missing values exactly where the atom has some.
+                    prop_assert_eq!(split.missing_left.is_some(), values.iter().any(|z| z.is_nan()));
+                    let missing_left = split.missing_left.unwrap_or(false);
+                    let achieved = decrease_at(kind, &local, &samples, &values, rule, split.threshold, missing_left)
                         .expect("the chosen split is allowed");
                     prop_assert!((achieved - best).abs() <= tolerance(best), "achieved {achieved}, best {best}");
                     prop_assert!((split.impurity_decrease - best).abs() <= tolerance(best), "{} vs {best}", split.impurity_decrease);
-                    // The threshold sits strictly below the next value up.
+                    // The threshold sits strictly below the next value up, or above
+                    // every value when present values are split from missing ones.
                     prop_assert!(values.iter().any(|&z| z <= split.threshold));
-                    prop_assert!(values.iter().any(|&z| z > split.threshold));
+                    prop_assert!(values.iter().any(|&z| z > split.threshold) || split.threshold == f32::MAX);
                 }
                 // A node whose values are all equal is pure: no split is sought.
                 (None, Some(best)) if best.abs() <= tolerance(0.0) => {}
@@ -416,6 +482,7 @@ mod tests {
                 min_samples_leaf: 1 + rng.below(2),
                 min_weight_leaf: 0.0,
                 whole_range: Some((0.0, 2.0)),
+                missing_values: rng.below(2) == 0,
             };
             for kind in [Kind::Gini, Kind::SquaredError(1)] {
                 search(kind, 3, &rows, &local, &samples, &atoms, rule);

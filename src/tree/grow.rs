@@ -1,6 +1,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Leaves, Node, Tree};
+use super::{goes_left, Leaves, Node, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
@@ -167,15 +167,20 @@ pub(crate) fn grow_tree<C: SplitCriterion, T: Feature>(
             }
             Some((candidate, search_atom)) => {
                 let atom = atoms.get(candidate.atom);
+                let missing_left = candidate.missing_left.unwrap_or(false);
                 let mut left_end = 0;
                 for i in 0..n {
                     let row = rows.row(local.row_of[node_samples[i] as usize] as usize);
-                    if search_atom.project(row) <= candidate.threshold {
+                    let value = search_atom.project(row);
+                    if goes_left(value, candidate.threshold, missing_left) {
                         node_samples.swap(i, left_end);
                         left_end += 1;
                     }
                 }
-                tree.push_split(atom, candidate.threshold);
+                // Where no sample had a missing projection, missing ones will follow
+                // the larger side (ties go right, as in scikit-learn).
+                let missing_left = candidate.missing_left.unwrap_or(left_end > n - left_end);
+                tree.push_split(atom, candidate.threshold, missing_left);
                 tree.impurity_decreases
                     .push((candidate.impurity_decrease / root_weight) as f32);
                 let mid = start + left_end;
@@ -222,6 +227,7 @@ mod tests {
                 min_samples_leaf: 1,
                 min_weight_leaf: 0.0,
                 whole_range: None,
+                missing_values: false,
             },
             max_depth: usize::MAX,
             min_samples_split: 2,

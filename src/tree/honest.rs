@@ -81,6 +81,7 @@ mod tests {
                 min_samples_leaf: 1,
                 min_weight_leaf: 0.0,
                 whole_range: None,
+                missing_values: false,
             },
             max_depth: 3,
             min_samples_split: 2,

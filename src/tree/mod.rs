@@ -19,6 +19,11 @@ const WALK_LANES: usize = 8;
 
 /// One node, stored flat in depth-first order: a split's left child is the next node
 /// (so walking left stays in the same cache line) and its right child comes later.
+///
+/// A sample whose projection is missing (it touches a missing feature) goes to the
+/// side `missing_left` names: the side learned from the training samples with a
+/// missing projection at the node, or the side that took more training samples where
+/// none had one (scikit-learn's rule).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Node {
     /// Samples whose projection on the atom is `<= threshold` go to the left child,
@@ -32,6 +37,8 @@ pub enum Node {
         atom_start: u32,
         /// Number of nonzeros of the atom.
         atom_len: u32,
+        /// Whether samples with a missing projection go left.
+        missing_left: bool,
     },
     /// A leaf; `value` is the offset of its class distribution or mean values in the
     /// tree's [`Leaves`], read with [`Tree::posterior`] or [`Tree::leaf_values`], or
@@ -53,7 +60,17 @@ pub enum Node {
         feature: u32,
         /// Its weight (1, or -1 in a sparse oblique forest).
         weight: f32,
+        /// Whether samples with a missing value at `feature` go left.
+        missing_left: bool,
     },
+}
+
+/// Whether a sample whose projection is `value` goes to the left child of a split at
+/// `threshold` that sends missing projections left when `missing_left`.
+#[inline(always)]
+pub(crate) fn goes_left(value: f32, threshold: f32, missing_left: bool) -> bool {
+    // Bitwise, without branches: a missing value fails the comparison.
+    (value <= threshold) | (missing_left & value.is_nan())
 }
 
 /// Shape statistics of one tree (seed 003, Fig. 3).
@@ -111,14 +128,16 @@ impl Tree {
         }
     }
 
-    /// Appends a split node on `atom` at `threshold` whose right child is yet unknown.
-    pub(crate) fn push_split(&mut self, atom: Atom<'_>, threshold: f32) {
+    /// Appends a split node on `atom` at `threshold`, sending missing projections
+    /// left when `missing_left`, whose right child is yet unknown.
+    pub(crate) fn push_split(&mut self, atom: Atom<'_>, threshold: f32, missing_left: bool) {
         if let ([feature], [weight]) = (atom.indices, atom.weights) {
             self.nodes.push(Node::SplitOnFeature {
                 right: 0,
                 threshold,
                 feature: *feature,
                 weight: *weight,
+                missing_left,
             });
         } else {
             self.nodes.push(Node::Split {
@@ -126,6 +145,7 @@ impl Tree {
                 threshold,
                 atom_start: self.atom_indices.len() as u32,
                 atom_len: atom.indices.len() as u32,
+                missing_left,
             });
             self.atom_indices.extend_from_slice(atom.indices);
             self.atom_weights.extend_from_slice(atom.weights);
@@ -179,31 +199,38 @@ impl Tree {
     /// The child `row` goes to from split node `id`, or `None` when `id` is a leaf.
     #[inline(always)]
     fn descend<T: Feature>(&self, id: u32, row: &[T]) -> Option<u32> {
-        let (value, threshold, right) = match self.nodes[id as usize] {
+        let (value, threshold, right, missing_left) = match self.nodes[id as usize] {
             Node::Split {
                 right,
                 threshold,
                 atom_start,
                 atom_len,
+                missing_left,
             } => (
                 self.atom(atom_start, atom_len).project(row),
                 threshold,
                 right,
+                missing_left,
             ),
             Node::SplitOnFeature {
                 right,
                 threshold,
                 feature,
                 weight,
+                missing_left,
             } => {
                 // The same sum as `Atom::project` forms for a one-term atom, so scoring
                 // sees the values training saw.
                 let value = 0.0 + weight * row[feature as usize].to_f32();
-                (value, threshold, right)
+                (value, threshold, right, missing_left)
             }
             Node::Leaf { .. } => return None,
         };
-        Some(if value <= threshold { id + 1 } else { right })
+        Some(if goes_left(value, threshold, missing_left) {
+            id + 1
+        } else {
+            right
+        })
     }
 
     /// Id of the leaf `row` falls into.

@@ -34,7 +34,8 @@ impl Tree {
     /// distributions finite, non-negative and summing to 1; mean values and the prior
     /// finite), impurity decreases within what a split can bring, and per-node sample
     /// counts that add up (a split's count is its children's) with finite,
-    /// non-negative weights. The error names the first node at fault.
+    /// non-negative weights. A split's side for missing values may be either: both are
+    /// what training can learn. The error names the first node at fault.
     pub(crate) fn validate(&self, n_features: usize, task: Task) -> Result<(), String> {
         let n_nodes = self.nodes.len();
         let width = task.width();

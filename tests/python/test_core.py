@@ -24,7 +24,7 @@ def forest():
         ((X, Y + 5, 2, None, {}, 1), ValueError, "out of range"),
         ((X, Y[:-1], 2, None, {}, 1), ValueError, "expected 20, got 19"),
         ((X, Y, 2, -np.ones(20), {}, 1), ValueError, "weights must be finite"),
-        ((np.full((3, 4), np.nan), Y[:3], 2, None, {}, 1), ValueError, "NaN"),
+        ((np.full((3, 4), np.inf), Y[:3], 2, None, {}, 1), ValueError, "infinity"),
         ((X, Y, 2, None, {"n_estimators": "3"}, 1), TypeError, "n_estimators"),
         ((X, Y, 2, None, {"atoms": "patch"}, 1), ValueError, "image_shape"),
         ((X[:0], Y[:0], 2, None, {}, 1), ValueError, "empty"),
@@ -35,7 +35,7 @@ def forest():
         "label",
         "y-length",
         "weight",
-        "nan",
+        "inf",
         "param-type",
         "patch-shape",
         "empty",
@@ -50,8 +50,8 @@ def test_fit_raises(args, error, match):
 def test_predict_raises(forest):
     with pytest.raises(ValueError, match="expected 4, got 3"):
         forest.predict_proba(np.ascontiguousarray(X[:, :3]), 1)
-    with pytest.raises(ValueError, match="NaN"):
-        forest.apply(np.full((2, 4), np.nan), 1)
+    with pytest.raises(ValueError, match="infinity"):
+        forest.apply(np.full((2, 4), -np.inf), 1)
 
 
 @pytest.mark.parametrize("cut", [0, 5, -5])

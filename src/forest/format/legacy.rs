@@ -12,6 +12,11 @@ use crate::error::Result;
 use crate::forest::{Forest, Task};
 use crate::tree::{Leaves, Node, Tree};
 
+/// Where missing projections go at the splits of version 1 and 2 forests, which were
+/// trained without them and kept no per-node sample counts to find the larger side:
+/// right, where `value <= threshold` sends them.
+const MISSING_LEFT: bool = false;
+
 #[derive(Deserialize)]
 struct ForestV2 {
     n_features: usize,
@@ -76,6 +81,7 @@ impl TreeV2 {
                     threshold,
                     atom_start,
                     atom_len,
+                    missing_left: MISSING_LEFT,
                 },
                 NodeV2::Leaf { posterior } => Node::Leaf { value: posterior },
                 NodeV2::SplitOnFeature {
@@ -88,6 +94,7 @@ impl TreeV2 {
                     threshold,
                     feature,
                     weight,
+                    missing_left: MISSING_LEFT,
                 },
             })
             .collect();

@@ -1,0 +1,162 @@
+"""Missing values on Fashion-MNIST: morf_rs's RF and MORF beside scikit-learn's
+RandomForestClassifier when pixels are missing (NaN).
+
+Trains on 10,000 training images and tests on the 10,000 test images, in three
+variants: complete images (the reference), 20% of the pixels missing at random, and
+occluded images (a random 12x12 block, 18% of the image, missing in each). Every
+model gets the same float32 X with NaN and the same number of trees and threads. Each
+seed draws its training images, its missing pixels and the forests' random_state;
+test errors are averaged over seeds, and fit and predict times are the best over
+seeds, the models taking turns. Writes benches/results/missing_values.csv (every
+run) and .md (the summary).
+
+    python benches/missing_values.py               # about 5 minutes per seed on 2 cores
+    python benches/missing_values.py --quick       # 2,000 images, 20 trees: a check
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier as SklearnRandomForest
+
+from morf_rs import ManifoldObliqueForestClassifier, RandomForestClassifier
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fashion_mnist import load_fashion_mnist  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+SIDE = 28
+BLOCK = 12
+
+
+def at_random(X, fraction, rng):
+    """X with a fraction of its pixels, drawn independently, missing."""
+    X = X.copy()
+    X[rng.random(X.shape) < fraction] = np.nan
+    return X
+
+
+def occluded(X, rng):
+    """X with one random BLOCK x BLOCK square of each image missing."""
+    X = X.copy()
+    images = X.reshape(len(X), SIDE, SIDE)
+    corners = rng.integers(0, SIDE - BLOCK + 1, size=(len(X), 2))
+    for image, (row, column) in zip(images, corners):
+        image[row : row + BLOCK, column : column + BLOCK] = np.nan
+    return X
+
+
+def models(n_estimators, n_jobs, seed):
+    shared = {"n_estimators": n_estimators, "n_jobs": n_jobs, "random_state": seed}
+    return {
+        "morf_rs RF": RandomForestClassifier(**shared),
+        "scikit-learn RF": SklearnRandomForest(**shared),
+        # The papers' Fashion-MNIST patch settings (benches/compare.py).
+        "morf_rs MORF": ManifoldObliqueForestClassifier(
+            image_shape=(SIDE, SIDE), patch_min=2, patch_max=5, **shared
+        ),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-train", type=int, default=10_000)
+    parser.add_argument("--n-test", type=int, default=10_000)
+    parser.add_argument("--n-estimators", type=int, default=100)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="2,000 images and 20 trees, to check"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "missing_values")
+    args = parser.parse_args()
+    if args.quick:
+        args.n_train, args.n_test, args.n_estimators = 2000, 2000, 20
+
+    X_all, y_all = load_fashion_mnist("train")
+    X_test, y_test = load_fashion_mnist("test")
+    X_test, y_test = X_test[: args.n_test].astype(np.float32), y_test[: args.n_test]
+    # Every run is appended to the CSV as it ends, so an interrupted run keeps them.
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out.with_suffix(".csv"), "w", newline="") as csv_file:
+        writer = None
+        rows = []
+        for seed in range(args.seeds):
+            rng = np.random.default_rng(seed)
+            order = rng.permutation(len(y_all))[: args.n_train]
+            X, y = X_all[order].astype(np.float32), y_all[order]
+            variants = {
+                "complete": (X, X_test),
+                "20% missing at random": (
+                    at_random(X, 0.2, rng),
+                    at_random(X_test, 0.2, rng),
+                ),
+                f"{BLOCK}x{BLOCK} block missing": (
+                    occluded(X, rng),
+                    occluded(X_test, rng),
+                ),
+            }
+            for variant, (X_fit, X_score) in variants.items():
+                for name, model in models(args.n_estimators, args.n_jobs, seed).items():
+                    start = time.perf_counter()
+                    model.fit(X_fit, y)
+                    fit_seconds = time.perf_counter() - start
+                    start = time.perf_counter()
+                    predicted = model.predict(X_score)
+                    predict_seconds = time.perf_counter() - start
+                    row = {
+                        "seed": seed,
+                        "variant": variant,
+                        "model": name,
+                        "missing_fraction": round(float(np.isnan(X_fit).mean()), 4),
+                        "test_error": round(float(np.mean(predicted != y_test)), 4),
+                        "fit_seconds": round(fit_seconds, 3),
+                        "predict_seconds": round(predict_seconds, 3),
+                    }
+                    rows.append(row)
+                    if writer is None:
+                        writer = csv.DictWriter(csv_file, fieldnames=list(row))
+                        writer.writeheader()
+                    writer.writerow(row)
+                    csv_file.flush()
+                    print(row, flush=True)
+
+    import sklearn
+
+    import morf_rs
+
+    lines = [
+        "# Missing values on Fashion-MNIST",
+        "",
+        f"{args.n_train} training images, {args.n_test} test images, "
+        f"{args.n_estimators} trees, {args.n_jobs} threads, {args.seeds} seeds "
+        f"(test error: mean and range over seeds; times: best over seeds), "
+        f"morf_rs {morf_rs.__version__}, scikit-learn {sklearn.__version__}. "
+        "Made by `python benches/missing_values.py"
+        + (" --quick" if args.quick else "")
+        + f" --seeds {args.seeds}`.",
+        "",
+        "| variant | model | pixels missing | test error | fit (s) | predict (s) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for variant in dict.fromkeys(row["variant"] for row in rows):
+        for model in dict.fromkeys(row["model"] for row in rows):
+            runs = [r for r in rows if r["variant"] == variant and r["model"] == model]
+            errors = [r["test_error"] for r in runs]
+            lines.append(
+                f"| {variant} | {model} | {runs[0]['missing_fraction']:.1%} | "
+                f"{np.mean(errors):.4f} ({min(errors):.4f}-{max(errors):.4f}) | "
+                f"{min(r['fit_seconds'] for r in runs):.2f} | "
+                f"{min(r['predict_seconds'] for r in runs):.2f} |"
+            )
+    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
