@@ -37,8 +37,8 @@ pub use atoms::{AtomKind, Patches};
 pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use forest::{
-    available_cores, FitControl, Forest, Progress, ProgressCallback, Targets, Task, FORMAT_VERSION,
-    MAX_CLASSES, MAX_FEATURES,
+    available_cores, FitControl, Forest, OutOfBag, Progress, ProgressCallback, Targets, Task,
+    FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES,
 };
 pub use params::{ForestParams, MaxFeatures, MaxSamples, MAX_ESTIMATORS, MAX_NODE_PROJECTIONS};
 pub use split::Criterion;

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from morf_rs._core import MAX_ESTIMATORS, Forest
+from morf_rs._oob import out_of_bag
 from morf_rs._params import (
     FOREST_PARAMS,
     MAX_FEATURES_OBLIQUE,
@@ -78,6 +79,7 @@ class BaseObliqueForest(BaseEstimator):
     _criterion_param = None
     _task_parameters = ()
     _task_attributes_doc = ""
+    _oob_attributes = ()
 
     @classmethod
     def _parameters(cls):
@@ -170,18 +172,21 @@ class BaseObliqueForest(BaseEstimator):
         the whole training set (a classifier's ``classes``)."""
         X, y = self._validate_training_data(X, y)
         n_threads = resolve_n_threads(self.n_jobs)
+        oob_score = self._check_oob_score()
         params = self._engine_params(*X.shape, seed=seed)
         targets, fitted_attributes = self._prepare_targets(y, **fixed_targets)
         sample_weight = self._resolve_sample_weight(sample_weight, X, y)
+        X_fit, targets_fit, rows = X, targets, None
         if sample_weight is not None and not np.all(sample_weight > 0):
             # Dropping zero-weight samples makes weight 0 exactly equivalent to
             # leaving the sample out (bootstrap draws included).
-            keep = sample_weight > 0
-            X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
+            rows = np.flatnonzero(sample_weight > 0)
+            X_fit, targets_fit = X[rows], targets[rows]
+            sample_weight = sample_weight[rows]
         with fit_progress(self._check_verbose(), type(self).__name__) as progress:
             self._forest = self._fit_engine(
-                X,
-                targets,
+                X_fit,
+                targets_fit,
                 sample_weight,
                 params,
                 n_threads,
@@ -191,7 +196,28 @@ class BaseObliqueForest(BaseEstimator):
             )
         for name, value in fitted_attributes.items():
             setattr(self, name, value)
+        # What grew the trees, for the samples each tree saw (estimators_samples_).
+        self._engine_params_ = params
+        self._fit_rows_ = np.arange(len(X)) if rows is None else rows
+        for name in self._oob_attributes:
+            self.__dict__.pop(name, None)
+        if oob_score and trees is None:
+            oob = out_of_bag(self, X, X_fit, rows, n_threads)
+            self._set_oob_attributes(oob, targets, oob_score)
         return self
+
+    def _check_oob_score(self):
+        value = self.oob_score
+        if not (callable(value) or isinstance(value, (bool, np.bool_))):
+            raise TypeError(
+                f"oob_score must be True, False or a callable, got {value!r}."
+            )
+        if value is not False and not self.bootstrap:
+            raise ValueError(
+                "Out of bag estimation only available if bootstrap=True: without "
+                "bootstrap every tree sees every sample."
+            )
+        return value if callable(value) else bool(value)
 
     def _engine_params(self, n_samples, n_features, seed=None):
         params = {
@@ -316,6 +342,20 @@ class BaseObliqueForest(BaseEstimator):
     def apply(self, X):
         """Leaf index reached in every tree: int64 array (n_samples, n_estimators)."""
         return self._apply(X)
+
+    @property
+    def estimators_samples_(self):
+        """The samples each tree learnt from: a list with, per tree, the indices
+        of the rows of X in its sample, a row drawn k times by the bootstrap
+        appearing k times (the estimation rows of honest trees once). Rows of
+        weight 0 are in no tree's sample; the rows in none of a tree's sample are
+        its out-of-bag rows."""
+        check_is_fitted(self)
+        rows = self._fit_rows_
+        return [
+            rows.repeat(Forest.tree_sample_counts(self._engine_params_, len(rows), t))
+            for t in range(self._forest.n_estimators)
+        ]
 
     @property
     def feature_importances_(self):

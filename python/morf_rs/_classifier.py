@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.metrics import accuracy_score
 from sklearn.utils import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -25,6 +26,13 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         The class labels.
     n_classes_ : int
         Number of classes.
+    oob_score_ : float
+        Out-of-bag score (only with ``oob_score``).
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        Out-of-bag class probabilities of the training samples (only with
+        ``oob_score``).
+    estimators_samples_ : list of ndarray
+        Per tree, the indices of the training samples it learnt from.
 """
 
     def _validate_training_data(self, X, y):
@@ -95,6 +103,17 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         return Forest.fit(
             X, y_index, n_classes, sample_weight, params, n_threads, progress, trees
         )
+
+    _oob_attributes = ("oob_score_", "oob_decision_function_")
+
+    def _forest_values(self, X, n_threads):
+        return self._forest.predict_proba(X, n_threads)
+
+    def _set_oob_attributes(self, oob, y_index, oob_score):
+        self.oob_decision_function_ = oob
+        scorer = accuracy_score if oob_score is True else oob_score
+        # scikit-learn's forests score class indices, as here.
+        self.oob_score_ = scorer(y_index, np.argmax(oob, axis=1))
 
     def _predict_proba(self, X, n_threads=None):
         check_is_fitted(self)

@@ -108,6 +108,17 @@ FOREST_PARAMS = (
         "Grow each tree on a bootstrap sample instead of the whole training set.",
     ),
     Param(
+        "oob_score",
+        False,
+        "bool or callable",
+        """
+Score every training sample with the trees that never saw it (out-of-bag):
+sets ``oob_score_`` (accuracy for classifiers, R^2 for regressors, or
+``oob_score(y, prediction)`` for a callable) and ``oob_decision_function_``
+(classifiers) or ``oob_prediction_`` (regressors). Needs ``bootstrap=True``.
+""",
+    ),
+    Param(
         "max_samples",
         None,
         "int or float",

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
+from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._base import BaseObliqueForest
@@ -25,6 +26,12 @@ class ForestRegressor(MultiOutputMixin, RegressorMixin, BaseObliqueForest):
     _criterion_param = REGRESSOR_CRITERION
     _task_attributes_doc = """    n_outputs_ : int
         Number of outputs (columns of y; 1 for a 1-D y).
+    oob_score_ : float
+        Out-of-bag score (only with ``oob_score``).
+    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Out-of-bag predictions of the training samples (only with ``oob_score``).
+    estimators_samples_ : list of ndarray
+        Per tree, the indices of the training samples it learnt from.
 """
 
     def _validate_training_data(self, X, y):
@@ -56,6 +63,18 @@ class ForestRegressor(MultiOutputMixin, RegressorMixin, BaseObliqueForest):
         return Forest.fit_regression(
             X, values, sample_weight, params, n_threads, progress, trees
         )
+
+    _oob_attributes = ("oob_score_", "oob_prediction_")
+
+    def _forest_values(self, X, n_threads):
+        return self._forest.predict_values(X, n_threads)
+
+    def _set_oob_attributes(self, oob, values, oob_score):
+        if self.n_outputs_ == 1:
+            oob, values = oob[:, 0], values[:, 0]
+        self.oob_prediction_ = oob
+        scorer = r2_score if oob_score is True else oob_score
+        self.oob_score_ = scorer(values, oob)
 
     @staticmethod
     def _engine_shape(forest):

@@ -6,12 +6,13 @@ use std::sync::atomic::AtomicBool;
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
+use super::bag::{sampling_sizes, TreeSample};
 use super::control::{FitControl, TreeCounter};
 use super::{with_threads, Forest, Targets, Task, MAX_FEATURES};
 use crate::atoms::AtomKind;
 use crate::data::{sums_stay_exact, Feature, Rows, RunningSums};
 use crate::error::{invalid, MorfError, Result};
-use crate::params::{ForestParams, MaxSamples};
+use crate::params::ForestParams;
 use crate::rng::Rng;
 use crate::split::{
     Criterion, Entropy, Gini, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
@@ -97,7 +98,7 @@ impl Forest {
         let n_atoms = params
             .max_features
             .resolve(n_features, n_samples, axis_aligned)?;
-        let n_estimation = honest_size(params.honest_fraction, n_samples)?;
+        let n_estimation = sampling_sizes(params, n_samples)?;
         // Whole-valued X has whole projections on the dictionary's whole weights; they
         // are exact (so counted by value, or read through running sums, with the same
         // result) while they stay within the bound for the weights' size.
@@ -120,17 +121,6 @@ impl Forest {
             min_weight_fraction_leaf: params.min_weight_fraction_leaf,
             n_atoms,
         };
-        if let Some(max_samples) = params.max_samples {
-            max_samples.resolve(n_samples - n_estimation)?;
-            if let MaxSamples::Count(count) = max_samples {
-                if count > n_samples {
-                    return Err(invalid(
-                        "max_samples",
-                        format!("a count must be at most n_samples ({n_samples}), got {count}"),
-                    ));
-                }
-            }
-        }
         let job = TrainingJob {
             params,
             targets,
@@ -262,31 +252,12 @@ impl TrainingJob<'_, '_> {
         scratch: &mut SplitScratch,
         node: &mut NodeTargets,
     ) -> Option<Tree> {
-        let seed = self.params.random_state;
-        let mut row_rng = Rng::new(seed, 2 * t as u64);
-        let mut atom_rng = Rng::new(seed, 2 * t as u64 + 1);
         let n_samples = rows.n_samples;
-
-        let mut order: Vec<u32> = (0..n_samples as u32).collect();
-        row_rng.choose_into_prefix(&mut order, self.n_estimation);
-        let (estimation_rows, pool) = order.split_at_mut(self.n_estimation);
-
-        let mut draws = vec![0u32; n_samples];
-        let sample_size = match self.params.max_samples {
-            Some(max_samples) => max_samples.resolve(pool.len()).expect("checked in fit"),
-            None => pool.len(),
-        };
-        if self.params.bootstrap {
-            for _ in 0..sample_size {
-                draws[pool[row_rng.below(pool.len())] as usize] += 1;
-            }
-        } else {
-            let sample_size = sample_size.min(pool.len());
-            row_rng.choose_into_prefix(pool, sample_size);
-            pool[..sample_size]
-                .iter()
-                .for_each(|&row| draws[row as usize] = 1);
-        }
+        let TreeSample {
+            mut draws,
+            estimation,
+        } = TreeSample::draw(self.params, n_samples, self.n_estimation, t);
+        let mut atom_rng = Rng::new(self.params.random_state, 2 * t as u64 + 1);
         let structure = self.local_samples(
             (0..n_samples as u32).filter(|&r| draws[r as usize] > 0),
             &draws,
@@ -306,11 +277,8 @@ impl TrainingJob<'_, '_> {
             self.cancel,
         )?;
         if self.n_estimation > 0 {
-            estimation_rows.sort_unstable();
-            estimation_rows
-                .iter()
-                .for_each(|&row| draws[row as usize] = 1);
-            let estimation = self.local_samples(estimation_rows.iter().copied(), &draws);
+            estimation.iter().for_each(|&row| draws[row as usize] = 1);
+            let estimation = self.local_samples(estimation.iter().copied(), &draws);
             let mut empirical = vec![0.0; criterion.n_entries()];
             let mut empirical_weight = 0.0;
             for part in [&structure, &estimation] {
@@ -373,22 +341,4 @@ fn check_sample_weight(sample_weight: Option<&[f64]>, n_samples: usize) -> Resul
         return Err(MorfError::ZeroTotalWeight);
     }
     Ok(weights.iter().map(|&weight| weight / largest).collect())
-}
-
-/// Size of each tree's estimation sample; both parts must keep at least one sample.
-fn honest_size(honest_fraction: f64, n_samples: usize) -> Result<usize> {
-    if honest_fraction == 0.0 {
-        return Ok(0);
-    }
-    let n_estimation = (honest_fraction * n_samples as f64).round() as usize;
-    if n_estimation == 0 || n_estimation >= n_samples {
-        return Err(invalid(
-            "honest_fraction",
-            format!(
-                "{honest_fraction} of {n_samples} samples leaves an empty structure or \
-                 estimation set; use more samples or a fraction nearer 0.5"
-            ),
-        ));
-    }
-    Ok(n_estimation)
 }

@@ -1,11 +1,13 @@
 //! The forest: trees trained in parallel ([`fit`](Forest::fit)), averaged posteriors
 //! (scoring), importances and saving, one file each.
 
+mod bag;
 mod control;
 mod fit;
 pub(crate) mod format;
 mod importance;
 mod merge;
+mod oob;
 mod score;
 mod targets;
 
@@ -16,6 +18,7 @@ use crate::tree::{Tree, TreeStats};
 
 pub use control::{FitControl, Progress, ProgressCallback};
 pub use format::FORMAT_VERSION;
+pub use oob::OutOfBag;
 pub use targets::Targets;
 
 /// Cores this process may run on; 1 when that cannot be told.

@@ -464,7 +464,7 @@ fn add_votes<V: Copy + Into<f64>>(
 
 /// A row-major array of `n_samples` rows of `width` zeros, or
 /// [`MorfError::OutOfMemory`].
-fn new_output<O: Clone + Default>(
+pub(super) fn new_output<O: Clone + Default>(
     n_samples: usize,
     width: usize,
     what: &'static str,
