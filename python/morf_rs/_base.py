@@ -12,6 +12,7 @@ indices or float64 values, weights as float64.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -170,10 +171,20 @@ class BaseObliqueForest(BaseEstimator):
         the driver drew once (:meth:`_draw_seed`), ``trees`` the range ``(start,
         stop)`` of trees to grow, and ``fixed_targets`` what the task fixes for
         the whole training set (a classifier's ``classes``)."""
+        warm = trees is None and check_bool("warm_start", self.warm_start)
+        previous = self._warm_start_forest() if warm else None
+        if previous is not None:
+            # The same forest, more trees: its seed, classes and features.
+            seed = self._engine_params_["random_state"]
+            fixed_targets = self._warm_start_targets()
+            n_features = self.n_features_in_
         X, y = self._validate_training_data(X, y)
         n_threads = resolve_n_threads(self.n_jobs)
         oob_score = self._check_oob_score()
         params = self._engine_params(*X.shape, seed=seed)
+        grow = trees
+        if previous is not None:
+            grow = self._trees_to_add(previous, params["n_estimators"], n_features)
         targets, fitted_attributes = self._prepare_targets(y, **fixed_targets)
         sample_weight = self._resolve_sample_weight(sample_weight, X, y)
         X_fit, targets_fit, rows = X, targets, None
@@ -183,17 +194,21 @@ class BaseObliqueForest(BaseEstimator):
             rows = np.flatnonzero(sample_weight > 0)
             X_fit, targets_fit = X[rows], targets[rows]
             sample_weight = sample_weight[rows]
-        with fit_progress(self._check_verbose(), type(self).__name__) as progress:
-            self._forest = self._fit_engine(
-                X_fit,
-                targets_fit,
-                sample_weight,
-                params,
-                n_threads,
-                progress,
-                fitted_attributes,
-                trees,
-            )
+        if grow is None or grow[0] < grow[1]:
+            with fit_progress(self._check_verbose(), type(self).__name__) as progress:
+                forest = self._fit_engine(
+                    X_fit,
+                    targets_fit,
+                    sample_weight,
+                    params,
+                    n_threads,
+                    progress,
+                    fitted_attributes,
+                    grow,
+                )
+            if previous is not None:
+                forest = Forest.merge([previous, forest])
+            self._forest = forest
         for name, value in fitted_attributes.items():
             setattr(self, name, value)
         # What grew the trees, for the samples each tree saw (estimators_samples_).
@@ -205,6 +220,44 @@ class BaseObliqueForest(BaseEstimator):
             oob = out_of_bag(self, X, X_fit, rows, n_threads)
             self._set_oob_attributes(oob, targets, oob_score)
         return self
+
+    def _warm_start_forest(self):
+        """The fitted forest that warm_start adds trees to, if any."""
+        if not hasattr(self, "_forest"):
+            return None
+        if not hasattr(self, "_engine_params_"):
+            raise ValueError(
+                "this forest was fitted by an older version of morf_rs and cannot "
+                "take more trees; fit it with warm_start=False."
+            )
+        return self._forest
+
+    def _warm_start_targets(self):
+        """What the fitted forest fixes of the targets (a classifier's classes)."""
+        return {}
+
+    def _trees_to_add(self, previous, n_estimators, n_features):
+        """The range of trees warm_start grows on top of ``previous``."""
+        if self.n_features_in_ != n_features:
+            raise ValueError(
+                f"warm_start adds trees to a forest of {n_features} features, but X "
+                f"has {self.n_features_in_}; fit with warm_start=False for new data."
+            )
+        n_fitted = previous.n_estimators
+        if n_estimators < n_fitted:
+            raise ValueError(
+                f"n_estimators={n_estimators} must be at least the {n_fitted} trees "
+                "already fitted when warm_start=True; set warm_start=False to fit "
+                "a new forest."
+            )
+        if n_estimators == n_fitted:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit "
+                "new trees.",
+                UserWarning,
+                stacklevel=4,
+            )
+        return (n_fitted, n_estimators)
 
     def _check_oob_score(self):
         value = self.oob_score

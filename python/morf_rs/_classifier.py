@@ -106,6 +106,9 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
 
     _oob_attributes = ("oob_score_", "oob_decision_function_")
 
+    def _warm_start_targets(self):
+        return {"classes": self.classes_}
+
     def _forest_values(self, X, n_threads):
         return self._forest.predict_proba(X, n_threads)
 

@@ -196,6 +196,16 @@ and an estimate of the time left, as a tqdm bar when tqdm is installed and
 stderr is a terminal, otherwise as a line at each tenth of the trees.
 """,
     ),
+    Param(
+        "warm_start",
+        False,
+        "bool",
+        """
+When True, fit adds trees to the fitted forest, up to ``n_estimators``, on the
+same data; tree i depends only on random_state and i, so 50 trees and then 50
+more give the forest of 100 grown at once, bit for bit.
+""",
+    ),
 )
 
 
