@@ -104,15 +104,23 @@ def predict_proba(model, X, *, n_jobs=1):
     >>> bool((proba.compute() == forest.predict_proba(X)).all())
     True
     """
+    if not is_classifier(model):
+        raise TypeError(
+            f"predict_proba needs a classifier; {type(model).__name__} predicts "
+            "values: use morf_rs.dask.predict."
+        )
     check_is_fitted(model)
     return _score(model, X, "_predict_proba", np.float64, model.n_classes_, n_jobs)
 
 
 def predict(model, X, *, n_jobs=1):
-    """The most probable class of every row of a dask array or dataframe, lazily.
+    """The prediction for every row of a dask array or dataframe, lazily: a
+    classifier's most probable class, a regressor's values.
 
-    Parameters and result as :func:`predict_proba`; the result is 1-D, of the
-    dtype of ``model.classes_``.
+    Parameters as :func:`predict_proba`, with ``model`` any fitted morf_rs
+    estimator. The result is a dask array, 1-D of the dtype of
+    ``model.classes_`` for a classifier; float64 of shape (n_samples,), or
+    (n_samples, n_outputs) for several outputs, for a regressor.
 
     Examples
     --------
@@ -129,7 +137,10 @@ def predict(model, X, *, n_jobs=1):
     True
     """
     check_is_fitted(model)
-    return _score(model, X, "_predict", model.classes_.dtype, None, n_jobs)
+    if is_classifier(model):
+        return _score(model, X, "_predict", model.classes_.dtype, None, n_jobs)
+    width = None if model.n_outputs_ == 1 else model.n_outputs_
+    return _score(model, X, "_predict", np.float64, width, n_jobs)
 
 
 def apply(model, X, *, n_jobs=1):
@@ -219,8 +230,10 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
     model : morf_rs estimator
         Its parameters say what to grow; it is fitted in place, as by ``fit``.
     X : array-like, dask array or dask DataFrame of shape (n_samples, n_features)
-    y : array-like, dask array or dask Series of shape (n_samples,)
-        In blocks of the same rows as X's when X is a dask collection.
+    y : array-like, dask array, dask Series or dask DataFrame
+        Labels of shape (n_samples,), or a regressor's values of shape
+        (n_samples,) or (n_samples, n_outputs); in blocks of the same rows as
+        X's when X is a dask collection.
     sample_weight : array-like, dask array or dask Series, default=None
     client : dask.distributed.Client, default=None
         The current client when None.
@@ -410,7 +423,9 @@ def _aligned_blocks(values, rows, name):
             f"{name} has {values.shape[0]} rows but X has {sum(rows)}; pass one per "
             "row of X."
         )
-    return list(values.rechunk({0: rows}).to_delayed().ravel())
+    # Whole rows in each block (a regressor's y may have several columns).
+    whole_rows = {0: rows, **({1: -1} if values.ndim == 2 else {})}
+    return list(values.rechunk(whole_rows).to_delayed().ravel())
 
 
 def _partition_blocks(values, X, name):

@@ -21,7 +21,9 @@ from sklearn.base import clone  # noqa: E402
 
 from morf_rs import (  # noqa: E402
     ManifoldObliqueForestClassifier,
+    ManifoldObliqueForestRegressor,
     RandomForestClassifier,
+    RandomForestRegressor,
     SparseObliqueForestClassifier,
 )
 from morf_rs import dask as morf_dask  # noqa: E402
@@ -350,3 +352,29 @@ def test_a_share_refuses_labels_outside_the_classes_it_is_given():
     model._fit(X, y, None, trees=(0, 1), classes=np.array([0, 1, 2, 3]))
     assert model.n_classes_ == 4
     assert model._forest.n_estimators == 1
+
+
+@pytest.mark.parametrize("n_outputs", [1, 2])
+def test_regressors_grow_on_workers_and_score_blockwise(client, n_outputs):
+    X, labels = images(300, 13)
+    rng = np.random.default_rng(13)
+    values = X[:, 8:10].astype(np.float64) + rng.normal(size=(300, 2))
+    y = values[:, 0] if n_outputs == 1 else values
+    models = [
+        RandomForestRegressor(n_estimators=5, random_state=3),
+        ManifoldObliqueForestRegressor(
+            n_estimators=5, image_shape=(6, 6), patch_max=3, random_state=4
+        ),
+    ]
+    for model in models:
+        single = clone(model).fit(X, y)
+        # y's blocks split along outputs too: each share gets whole rows.
+        y_dask = da.from_array(y, chunks=(70, 1) if n_outputs == 2 else 70)
+        morf_dask.fit(model, da.from_array(X, chunks=(90, 36)), y_dask, client=client)
+        assert model._forest.to_bytes() == single._forest.to_bytes()
+        assert model.n_outputs_ == n_outputs
+        predicted = morf_dask.predict(model, da.from_array(X, chunks=(80, 36)))
+        assert predicted.shape == y.shape
+        np.testing.assert_array_equal(predicted.compute(), single.predict(X))
+    with pytest.raises(TypeError, match="predict_proba needs a classifier"):
+        morf_dask.predict_proba(models[0], da.from_array(X))
