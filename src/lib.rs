@@ -38,7 +38,7 @@ pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use forest::{
     available_cores, FitControl, Forest, OutOfBag, Progress, ProgressCallback, Targets, Task,
-    FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES,
+    FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES, NO_NODE,
 };
 pub use params::{ForestParams, MaxFeatures, MaxSamples, MAX_ESTIMATORS, MAX_NODE_PROJECTIONS};
 pub use split::Criterion;

@@ -25,6 +25,7 @@ from morf_rs._forest import (
     SparseObliqueForestClassifier,
     SparseObliqueForestRegressor,
 )
+from morf_rs._inspect import TreeStructure
 
 try:
     __version__ = _metadata.version("morf_rs")
@@ -39,6 +40,7 @@ __all__ = [
     "RandomForestRegressor",
     "SparseObliqueForestClassifier",
     "SparseObliqueForestRegressor",
+    "TreeStructure",
     "__version__",
     "datasets",
     "dictionary",

@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from morf_rs._core import MAX_ESTIMATORS, Forest
+from morf_rs._inspect import InspectTrees
 from morf_rs._oob import out_of_bag
 from morf_rs._params import (
     FOREST_PARAMS,
@@ -62,7 +63,7 @@ _SHARED_ATTRIBUTES_DOC = """    n_features_in_ : int
 """
 
 
-class BaseObliqueForest(BaseEstimator):
+class BaseObliqueForest(InspectTrees, BaseEstimator):
     """Shared fit/apply machinery of every forest; not meant to be used directly.
 
     Subclasses choose an atom family (``_atoms``, ``_atom_parameters``,

@@ -6,6 +6,7 @@ mod control;
 mod fit;
 pub(crate) mod format;
 mod importance;
+mod inspect;
 mod merge;
 mod oob;
 mod score;
@@ -18,6 +19,7 @@ use crate::tree::{Tree, TreeStats};
 
 pub use control::{FitControl, Progress, ProgressCallback};
 pub use format::FORMAT_VERSION;
+pub use inspect::NO_NODE;
 pub use oob::OutOfBag;
 pub use targets::Targets;
 

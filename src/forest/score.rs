@@ -474,7 +474,7 @@ pub(super) fn new_output<O: Clone + Default>(
 }
 
 /// `out` as a flat row-major slice, once its shape is checked.
-fn output_rows<'o, O>(
+pub(super) fn output_rows<'o, O>(
     out: ArrayViewMut2<'o, O>,
     n_samples: usize,
     width: usize,

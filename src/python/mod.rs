@@ -12,16 +12,17 @@ use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError}
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+mod inspect;
 mod interrupt;
 mod params;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use interrupt::{run_interruptible, INLINE_WALKS};
 use params::{bad_choice, get, parse_params};
 
 use crate::error::try_filled;
-use crate::{FitControl, Forest, MorfError, Progress, Targets};
+use crate::{Forest, MorfError, Targets};
 
 /// The Python exception for an engine error: MemoryError when memory ran out,
 /// ValueError for everything the caller can fix.
@@ -92,6 +93,9 @@ macro_rules! with_view {
         }
     };
 }
+
+mod train;
+use train::train;
 
 /// A trained forest.
 #[pyclass(name = "Forest", module = "morf_rs._core", frozen)]
@@ -325,6 +329,47 @@ impl PyForest {
         })
     }
 
+    /// Per tree, the columns of its block in `decision_paths`: its depth + 1.
+    fn path_widths(&self) -> Vec<usize> {
+        self.forest.path_widths()
+    }
+
+    /// The nodes each row of `x` passes through, tree after tree, written into `out`
+    /// (Forest::decision_paths_into).
+    fn decision_paths<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<u32>>,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.forest
+                        .decision_paths_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Tree `index` as a dict of arrays indexed by node id.
+    fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let tree = self.forest.trees().get(index).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "tree index {index} out of range: the forest has {} trees",
+                    self.forest.trees().len()
+                ))
+            })?;
+            inspect::tree_arrays(py, tree)
+        })
+    }
+
     /// The seeds' importance: normalised counts of features in chosen split atoms.
     fn split_count_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         guarded(|| {
@@ -396,52 +441,6 @@ impl PyForest {
     fn n_estimators(&self) -> usize {
         self.forest.trees().len()
     }
-}
-
-/// Trains a forest on `x` and `targets` with the engine parameters `params`, reporting
-/// to `progress` on this thread; Ctrl-C (or an exception from `progress`) stops it.
-/// `trees`, `(start, stop)`, grows only those trees (default: all `n_estimators`).
-#[allow(clippy::too_many_arguments)]
-fn train(
-    py: Python<'_>,
-    x: &Bound<'_, PyAny>,
-    targets: Targets<'_>,
-    sample_weight: Option<PyReadonlyArray1<'_, f64>>,
-    params: &Bound<'_, PyDict>,
-    n_threads: usize,
-    progress: Option<Bound<'_, PyAny>>,
-    trees: Option<(usize, usize)>,
-) -> PyResult<PyForest> {
-    let mut params = parse_params(params)?;
-    params.n_threads = n_threads;
-    let trees = trees.map_or(0..params.n_estimators, |(start, stop)| start..stop);
-    let n_trees = trees.len();
-    let samples = Samples::borrow(x)?;
-    let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
-
-    let cancel = AtomicBool::new(false);
-    let trees_done = AtomicUsize::new(0);
-    let count = |p: Progress| trees_done.store(p.trees_done, Ordering::Relaxed);
-    let control = FitControl::new().with_progress(&count).with_cancel(&cancel);
-    let mut reported = 0;
-    let report = || {
-        let done = trees_done.load(Ordering::Relaxed);
-        match &progress {
-            Some(callback) if done != reported => {
-                reported = done;
-                callback.call1((done, n_trees)).map(drop)
-            }
-            _ => Ok(()),
-        }
-    };
-    let forest = with_view!(samples, |view| run_interruptible(
-        py,
-        &cancel,
-        || Forest::fit_with(&params, view, targets, weights, trees, &control),
-        report
-    ))?
-    .map_err(value_error)?;
-    Ok(PyForest { forest })
 }
 
 impl PyForest {

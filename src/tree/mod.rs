@@ -233,6 +233,16 @@ impl Tree {
         })
     }
 
+    /// Calls `visit` with the id of every node `row` passes through, root to leaf.
+    pub fn path_of<T: Feature>(&self, row: &[T], mut visit: impl FnMut(u32)) {
+        let mut id = 0;
+        visit(id);
+        while let Some(child) = self.descend(id, row) {
+            id = child;
+            visit(id);
+        }
+    }
+
     /// Id of the leaf `row` falls into.
     #[inline]
     pub fn leaf_of<T: Feature>(&self, row: &[T]) -> usize {

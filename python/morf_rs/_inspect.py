@@ -1,0 +1,160 @@
+"""Inspecting fitted trees: their structure as numpy arrays and the paths of samples."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from sklearn.utils.validation import check_is_fitted
+
+from morf_rs._validation import check_int
+
+__all__ = ["InspectTrees", "TreeStructure"]
+
+# Padding after a path in the engine's decision paths (u32::MAX): no node.
+_NO_NODE = np.iinfo(np.uint32).max
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeStructure:
+    """One fitted tree as arrays indexed by node id (the root is node 0).
+
+    A split sends a sample whose projection on its atom,
+    ``X[i, atom_features] @ atom_weights``, is ``<= threshold`` to its left
+    child and the others to its right child. Node ids are those of ``apply``
+    and ``decision_path``.
+
+    Attributes
+    ----------
+    children_left, children_right : ndarray of int64, shape (node_count,)
+        Child node ids; -1 at leaves.
+    threshold : ndarray of float64, shape (node_count,)
+        Split thresholds; -2 at leaves.
+    atom_ptr : ndarray of int64, shape (node_count + 1,)
+        The atom of node ``i`` is ``atom_features[atom_ptr[i]:atom_ptr[i + 1]]``
+        with ``atom_weights`` alike (see :meth:`atom`); empty at leaves.
+    atom_features : ndarray of int64
+        Feature indices of every split's atom, node after node.
+    atom_weights : ndarray of float32
+        Their weights.
+    value : ndarray of float64, shape (node_count, n_classes or n_outputs)
+        Leaves' class distributions (classifiers) or mean target values
+        (regressors); 0 for splits and for honest leaves that cast no vote.
+    votes : ndarray of bool, shape (node_count,)
+        Whether the node is a leaf that votes.
+    missing_go_to_left : ndarray of bool, shape (node_count,)
+        Whether a split sends a sample whose projection is missing (NaN) left.
+    n_node_samples : ndarray of int64, shape (node_count,)
+        Training samples (each once, however often drawn) that reached the node
+        while the tree grew.
+    weighted_n_node_samples : ndarray of float64, shape (node_count,)
+        Their total weight (sample weight times bootstrap count, relative to
+        the largest sample weight).
+    impurity_decrease : ndarray of float64, shape (node_count,)
+        Each split's weighted impurity decrease, relative to the root's weight;
+        0 at leaves.
+    """
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    threshold: np.ndarray
+    atom_ptr: np.ndarray
+    atom_features: np.ndarray
+    atom_weights: np.ndarray
+    value: np.ndarray
+    votes: np.ndarray
+    missing_go_to_left: np.ndarray
+    n_node_samples: np.ndarray
+    weighted_n_node_samples: np.ndarray
+    impurity_decrease: np.ndarray
+
+    @property
+    def node_count(self):
+        """Number of nodes, splits and leaves."""
+        return len(self.children_left)
+
+    @property
+    def is_leaf(self):
+        """Boolean array: which nodes are leaves."""
+        return self.children_left < 0
+
+    def atom(self, node):
+        """The split direction of node ``node``: (feature indices, weights)."""
+        span = slice(self.atom_ptr[node], self.atom_ptr[node + 1])
+        return self.atom_features[span], self.atom_weights[span]
+
+
+class InspectTrees:
+    """The forests' views of their trees: paths of samples and tree structures."""
+
+    def decision_path(self, X):
+        """The nodes each sample passes through, as scikit-learn returns them.
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, n_nodes)
+            ``indicator[i, j]`` is 1 where sample i passes through node j, the
+            nodes of every tree one after the other.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            The columns of tree t are ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]``,
+            in the node ids of :meth:`tree_structure` and :meth:`apply`.
+        """
+        check_is_fitted(self)
+        return _decision_path(self, X)
+
+    def tree_structure(self, index):
+        """Tree ``index`` as numpy arrays: a :class:`~morf_rs.TreeStructure`
+        (children, thresholds, each split's atom as feature indices and weights,
+        leaf values, sample counts), to draw, export or study the trees.
+
+        Examples
+        --------
+        The first splits of a MORF tree, as the patches they sum:
+
+        >>> import numpy as np
+        >>> from morf_rs import ManifoldObliqueForestClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(300, 64))
+        >>> y = (X.reshape(-1, 8, 8)[:, 2:5, 3:6].sum(axis=(1, 2)) > 0).astype(int)
+        >>> forest = ManifoldObliqueForestClassifier(
+        ...     image_shape=(8, 8), patch_min=2, patch_max=4, max_features=64,
+        ...     n_estimators=10, random_state=0,
+        ... ).fit(X, y)
+        >>> tree = forest.tree_structure(0)
+        >>> for node in (0, tree.children_left[0], tree.children_right[0]):
+        ...     features, weights = tree.atom(node)
+        ...     rows, cols = np.unravel_index(features, (8, 8))
+        ...     print(
+        ...         f"node {node}: sum of rows {rows.min()}-{rows.max()}, "
+        ...         f"columns {cols.min()}-{cols.max()} <= {tree.threshold[node]:.2f}"
+        ...     )
+        node 0: sum of rows 0-3, columns 2-4 <= -2.70
+        node 1: sum of rows 3-6, columns 4-5 <= 2.40
+        node 10: sum of rows 3-5, columns 4-5 <= -1.43
+        """
+        check_is_fitted(self)
+        index = check_int("index", index, 0, self._forest.n_estimators - 1)
+        return TreeStructure(**self._forest.tree_arrays(index))
+
+
+def _decision_path(model, X):
+    """scikit-learn's ``decision_path`` of a fitted forest ``model``."""
+    forest = model._forest
+    widths = np.asarray(forest.path_widths(), dtype=np.int64)
+    paths = model._score(
+        X,
+        lambda x, n, out: forest.decision_paths(x, n, out),
+        int(widths.sum()),
+        np.uint32,
+    )
+    n_nodes_ptr = np.concatenate([[0], np.cumsum(forest.tree_stats()["n_nodes"])])
+    on_path = paths != _NO_NODE
+    offsets = np.repeat(n_nodes_ptr[:-1], widths)
+    indices = (paths.astype(np.int64) + offsets)[on_path]
+    indptr = np.concatenate([[0], np.cumsum(on_path.sum(axis=1))])
+    indicator = csr_matrix(
+        (np.ones(len(indices), dtype=np.int64), indices, indptr),
+        shape=(len(paths), int(n_nodes_ptr[-1])),
+    )
+    return indicator, n_nodes_ptr.astype(np.int64)

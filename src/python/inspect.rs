@@ -1,0 +1,99 @@
+//! A tree's structure as numpy arrays, for users to draw, export or study it.
+
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{Leaves, Node, Tree};
+
+/// Marks "no child" and "no threshold" at leaves, as scikit-learn's `tree_` does.
+const UNDEFINED: i64 = -1;
+const NO_THRESHOLD: f64 = -2.0;
+
+/// `tree` as a dict of arrays indexed by node id: `children_left`, `children_right`
+/// (-1 at leaves), `threshold` (-2 at leaves), `atom_ptr` (the atom of node `i` is
+/// `atom_features[atom_ptr[i]..atom_ptr[i + 1]]` with `atom_weights` alike; empty at
+/// leaves), `value` (n_nodes, width: leaf class distributions or mean values; 0 for
+/// splits and leaves that cast no vote), `votes` (whether a node is a leaf that
+/// votes), `missing_go_to_left` (where a split sends a missing projection), `n_node_samples`, `weighted_n_node_samples`, `impurity_decrease`.
+pub(super) fn tree_arrays<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'py, PyDict>> {
+    let nodes = tree.nodes();
+    let n_nodes = nodes.len();
+    let width = tree.leaves().width();
+    let mut left = vec![UNDEFINED; n_nodes];
+    let mut right = vec![UNDEFINED; n_nodes];
+    let mut threshold = vec![NO_THRESHOLD; n_nodes];
+    let mut atom_ptr = Vec::with_capacity(n_nodes + 1);
+    let mut atom_features: Vec<i64> = Vec::new();
+    let mut atom_weights: Vec<f32> = Vec::new();
+    let mut value = vec![0.0f64; n_nodes * width];
+    let mut votes = vec![false; n_nodes];
+    let mut missing_go_to_left = vec![false; n_nodes];
+    atom_ptr.push(0i64);
+    for (id, node) in nodes.iter().enumerate() {
+        match *node {
+            Node::Split {
+                right: r,
+                threshold: t,
+                atom_start,
+                atom_len,
+                missing_left,
+            } => {
+                let atom = tree.atom(atom_start, atom_len);
+                atom_features.extend(atom.indices.iter().map(|&f| f as i64));
+                atom_weights.extend_from_slice(atom.weights);
+                (left[id], right[id], threshold[id]) = (id as i64 + 1, r as i64, t as f64);
+                missing_go_to_left[id] = missing_left;
+            }
+            Node::SplitOnFeature {
+                right: r,
+                threshold: t,
+                feature,
+                weight,
+                missing_left,
+            } => {
+                atom_features.push(feature as i64);
+                atom_weights.push(weight);
+                (left[id], right[id], threshold[id]) = (id as i64 + 1, r as i64, t as f64);
+                missing_go_to_left[id] = missing_left;
+            }
+            Node::Leaf { .. } => {
+                let row = &mut value[id * width..(id + 1) * width];
+                match tree.leaves() {
+                    Leaves::Classes { .. } => {
+                        if let Some(p) = tree.posterior(id) {
+                            row.iter_mut().zip(p).for_each(|(v, &p)| *v = p as f64);
+                            votes[id] = true;
+                        }
+                    }
+                    Leaves::Values { .. } => {
+                        if let Some(means) = tree.leaf_values(id) {
+                            row.copy_from_slice(means);
+                            votes[id] = true;
+                        }
+                    }
+                }
+            }
+        }
+        atom_ptr.push(atom_features.len() as i64);
+    }
+    let dict = PyDict::new(py);
+    dict.set_item("children_left", left.into_pyarray(py))?;
+    dict.set_item("children_right", right.into_pyarray(py))?;
+    dict.set_item("threshold", threshold.into_pyarray(py))?;
+    dict.set_item("atom_ptr", atom_ptr.into_pyarray(py))?;
+    dict.set_item("atom_features", atom_features.into_pyarray(py))?;
+    dict.set_item("atom_weights", atom_weights.into_pyarray(py))?;
+    let value = ndarray::Array2::from_shape_vec((n_nodes, width), value)
+        .expect("one value per node and column");
+    dict.set_item("value", value.into_pyarray(py))?;
+    dict.set_item("votes", votes.into_pyarray(py))?;
+    dict.set_item("missing_go_to_left", missing_go_to_left.into_pyarray(py))?;
+    let samples: Vec<i64> = tree.node_samples().iter().map(|&n| n as i64).collect();
+    dict.set_item("n_node_samples", samples.into_pyarray(py))?;
+    let weights: Vec<f64> = tree.node_weights().iter().map(|&w| w as f64).collect();
+    dict.set_item("weighted_n_node_samples", weights.into_pyarray(py))?;
+    let decreases: Vec<f64> = tree.impurity_decreases.iter().map(|&d| d as f64).collect();
+    dict.set_item("impurity_decrease", decreases.into_pyarray(py))?;
+    Ok(dict)
+}
