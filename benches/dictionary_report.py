@@ -82,10 +82,10 @@ def report(args):
         "see its docstring for the parts and settings.",
         "",
     ]
-    fashion = _read(args.out, "fashion")
-    if fashion:
+    for path in sorted(args.out.glob("fashion*.csv")):
+        fashion = _read(args.out, path.stem)
         lines += [
-            "## Fashion-MNIST",
+            f"## Fashion-MNIST ({path.name})",
             "",
             "| model | trees | training images | threads | fit (s) | test error |",
             "|---|---|---|---|---|---|",

@@ -8,14 +8,31 @@ families of atoms, each drawn with a probability you choose::
     from morf_rs import ManifoldObliqueForestClassifier
     from morf_rs.dictionary import AxisAligned, Patches, SignedPatches
 
-    clf = ManifoldObliqueForestClassifier(
+    # Recommended for images: edges, lines and a few single pixels, with twice
+    # the default number of candidates (Fashion-MNIST test error 0.103 on
+    # 60,000 images against 0.115 for a random forest and 0.120 for the
+    # papers' MORF; see README.md).
+    images = ManifoldObliqueForestClassifier(
         image_shape=(28, 28),
         patch_min=2,
         patch_max=5,
+        max_features=56,
+        bootstrap=False,
         dictionary=[
-            (SignedPatches(bands=2), 0.5),
-            (Patches(), 0.25),
-            (AxisAligned(), 0.25),
+            (SignedPatches(bands=2), 0.55),
+            (SignedPatches(bands=3), 0.35),
+            (AxisAligned(), 0.1),
+        ],
+    )
+    # Recommended for signals: patch sums and single features beside them.
+    signals = ManifoldObliqueForestClassifier(
+        max_features=1.0,
+        bootstrap=False,
+        dictionary=[
+            (Patches(), 0.3),
+            (AxisAligned(), 0.3),
+            (SignedPatches(bands=2), 0.25),
+            (SignedPatches(bands=3), 0.15),
         ],
     )
 
