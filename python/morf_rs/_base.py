@@ -405,7 +405,13 @@ class BaseObliqueForest(InspectTrees, BaseEstimator):
         weight 0 are in no tree's sample; the rows in none of a tree's sample are
         its out-of-bag rows."""
         check_is_fitted(self)
-        rows = self._fit_rows_
+        rows = getattr(self, "_fit_rows_", None)
+        if rows is None:
+            raise AttributeError(
+                "estimators_samples_ is unknown for a forest grown on partitions "
+                "(morf_rs.dask.fit, training_data='partitions'): each tree drew its "
+                "sample from the rows its worker held."
+            )
         return [
             rows.repeat(Forest.tree_sample_counts(self._engine_params_, len(rows), t))
             for t in range(self._forest.n_estimators)

@@ -282,6 +282,16 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
             f"training_data must be one of {', '.join(map(repr, TRAINING_DATA))}; "
             f"got {training_data!r}."
         )
+    if model.get_params()["oob_score"] is not False:
+        raise ValueError(
+            "morf_rs.dask.fit does not compute out-of-bag estimates (each worker "
+            "holds only its own trees); fit with oob_score=False."
+        )
+    if model.get_params()["warm_start"] and hasattr(model, "_forest"):
+        raise ValueError(
+            "morf_rs.dask.fit grows a new forest and does not add trees to a fitted "
+            "one; set warm_start=False, or add trees with fit on one machine."
+        )
     client = default_client() if client is None else client
     nthreads = client.nthreads()
     workers = sorted(nthreads)
@@ -346,6 +356,9 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
         if _is_fitted_attribute(name):
             setattr(model, name, value)
     model._forest = forest
+    if training_data == "partitions":
+        # Each tree drew its sample from its own worker's rows, not from X's.
+        del model._fit_rows_
     return model
 
 

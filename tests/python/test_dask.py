@@ -101,6 +101,10 @@ def test_trees_grown_on_all_workers_merge_into_the_single_machine_forest(
     grown = grow_tasks(stream.data)
     assert len({task["worker"] for task in grown}) == 2
     assert distributed_model._forest.to_bytes() == single._forest.to_bytes()
+    for ours, theirs in zip(
+        distributed_model.estimators_samples_, single.estimators_samples_
+    ):
+        np.testing.assert_array_equal(ours, theirs)
     for name in ("classes_", "n_classes_", "n_features_in_", "image_shape_"):
         if hasattr(single, name):
             np.testing.assert_array_equal(
@@ -173,6 +177,8 @@ def test_partitions_grow_trees_on_the_rows_each_worker_holds(client):
         parts.append(part._forest)
     assert model._forest.to_bytes() == Forest.merge(parts).to_bytes()
     np.testing.assert_array_equal(model.classes_, classes)
+    with pytest.raises(AttributeError, match="unknown for a forest grown on parti"):
+        model.estimators_samples_  # noqa: B018
 
 
 def test_sample_weight_and_more_workers_than_trees(client):
@@ -197,6 +203,13 @@ def test_fit_rejects_what_it_cannot_use(client):
     with pytest.raises(ValueError, match="min_samples_leaf"):
         morf_dask.fit(model, X, y, client=client)
     assert not hasattr(model, "_forest")
+    with pytest.raises(ValueError, match="fit with oob_score=False"):
+        morf_dask.fit(RandomForestClassifier(oob_score=True), X, y, client=client)
+    fitted = RandomForestClassifier(n_estimators=2, warm_start=True).fit(X, y)
+    trees = fitted._forest.to_bytes()
+    with pytest.raises(ValueError, match="set warm_start=False"):
+        morf_dask.fit(fitted.set_params(n_estimators=4), X, y, client=client)
+    assert fitted._forest.to_bytes() == trees
 
 
 @pytest.mark.parametrize("index", range(len(MODELS)))
