@@ -78,6 +78,13 @@ impl AtomSet {
         self.offsets.push(self.indices.len());
     }
 
+    /// Appends a copy of `atom`.
+    pub fn push(&mut self, atom: Atom<'_>) {
+        self.indices.extend_from_slice(atom.indices);
+        self.weights.extend_from_slice(atom.weights);
+        self.offsets.push(self.indices.len());
+    }
+
     /// Number of atoms.
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)

@@ -318,7 +318,10 @@ impl TrainingJob<'_, '_> {
 /// and not all zero, and divides them by the largest. Splits and leaves depend only on
 /// ratios of weights, so the trees are the same; sums of squared class weights (Gini)
 /// and node totals then stay finite whatever finite weights were given.
-fn check_sample_weight(sample_weight: Option<&[f64]>, n_samples: usize) -> Result<Vec<f64>> {
+pub(crate) fn check_sample_weight(
+    sample_weight: Option<&[f64]>,
+    n_samples: usize,
+) -> Result<Vec<f64>> {
     let Some(weights) = sample_weight else {
         return Ok(vec![1.0; n_samples]);
     };

@@ -70,22 +70,30 @@ impl Forest {
         let out = output_rows(out, x.nrows(), width, "node of the trees' paths")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, out, width, threads, cancel, |_, rows, out| {
-                for (i, row_out) in out.chunks_exact_mut(width).enumerate() {
-                    if is_cancelled(cancel) {
-                        return;
+            Self::score_chunks(
+                self.n_features,
+                x,
+                out,
+                width,
+                threads,
+                cancel,
+                |_, rows, out| {
+                    for (i, row_out) in out.chunks_exact_mut(width).enumerate() {
+                        if is_cancelled(cancel) {
+                            return;
+                        }
+                        let row = rows.row(i);
+                        let mut blocks = row_out.iter_mut();
+                        for (tree, &tree_width) in self.trees.iter().zip(&widths) {
+                            let mut block = blocks.by_ref().take(tree_width);
+                            tree.path_of(row, |id| {
+                                *block.next().expect("a path fits its tree's depth") = id
+                            });
+                            block.for_each(|cell| *cell = NO_NODE);
+                        }
                     }
-                    let row = rows.row(i);
-                    let mut blocks = row_out.iter_mut();
-                    for (tree, &tree_width) in self.trees.iter().zip(&widths) {
-                        let mut block = blocks.by_ref().take(tree_width);
-                        tree.path_of(row, |id| {
-                            *block.next().expect("a path fits its tree's depth") = id
-                        });
-                        block.for_each(|cell| *cell = NO_NODE);
-                    }
-                }
-            })
+                },
+            )
         })
     }
 }

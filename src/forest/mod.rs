@@ -2,14 +2,14 @@
 //! (scoring), importances and saving, one file each.
 
 mod bag;
-mod control;
-mod fit;
+pub(crate) mod control;
+pub(crate) mod fit;
 pub(crate) mod format;
 mod importance;
 mod inspect;
 mod merge;
 mod oob;
-mod score;
+pub(crate) mod score;
 mod targets;
 
 use serde::{Deserialize, Serialize};
@@ -126,7 +126,7 @@ impl Forest {
 
 /// The threads scoring runs on: the caller's alone, or a pool built once per call or
 /// per stream of blocks.
-enum Workers {
+pub(crate) enum Workers {
     Caller,
     Pool(rayon::ThreadPool),
 }
@@ -134,7 +134,7 @@ enum Workers {
 impl Workers {
     /// The caller's thread for `n_threads == 1` or for too few rows to share; otherwise
     /// a pool of `n_threads` threads, at most one per available core (0: one per core).
-    fn for_rows(n_threads: usize, n_rows: usize) -> Result<Workers> {
+    pub(crate) fn for_rows(n_threads: usize, n_rows: usize) -> Result<Workers> {
         if n_threads == 1 || n_rows <= score::SCORE_CHUNK {
             return Ok(Workers::Caller);
         }
@@ -146,7 +146,7 @@ impl Workers {
     }
 
     /// Runs `job` on these threads, telling it how many there are.
-    fn install<R: Send>(&self, job: impl FnOnce(usize) -> R + Send) -> R {
+    pub(crate) fn install<R: Send>(&self, job: impl FnOnce(usize) -> R + Send) -> R {
         match self {
             Workers::Caller => job(1),
             Workers::Pool(pool) => pool.install(|| job(rayon::current_num_threads())),
@@ -157,7 +157,10 @@ impl Workers {
 /// Runs `job` in a rayon pool of `n_threads` threads, at most one per available core
 /// (0: one per core). More threads than cores would only add start-up time and
 /// contention (scikit-learn's joblib backend has the same effect).
-fn with_threads<R: Send>(n_threads: usize, job: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+pub(crate) fn with_threads<R: Send>(
+    n_threads: usize,
+    job: impl FnOnce() -> Result<R> + Send,
+) -> Result<R> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads.min(available_cores()))
         .build()

@@ -96,26 +96,34 @@ impl Forest {
                 in_bag.par_chunks_mut(words).enumerate().for_each(mark);
             }
             let never = &NEVER_CANCELLED;
-            self.score_chunks(x, flat, width + 1, threads, never, |first, rows, out| {
-                let mut sums = vec![0.0; rows.n_samples * width];
-                let seen = |t: usize, row: usize| {
-                    let row = first + row;
-                    in_bag[t * words + row / BITS] >> (row % BITS) & 1 == 1
-                };
-                let votes = self.sum_leaves(rows, &mut sums, never, seen);
-                for ((row_out, row_sums), &count) in out
-                    .chunks_exact_mut(width + 1)
-                    .zip(sums.chunks_exact(width))
-                    .zip(&votes)
-                {
-                    if count > 0 {
-                        for (o, &s) in row_out.iter_mut().zip(row_sums) {
-                            *o = s / count as f64;
+            Self::score_chunks(
+                self.n_features,
+                x,
+                flat,
+                width + 1,
+                threads,
+                never,
+                |first, rows, out| {
+                    let mut sums = vec![0.0; rows.n_samples * width];
+                    let seen = |t: usize, row: usize| {
+                        let row = first + row;
+                        in_bag[t * words + row / BITS] >> (row % BITS) & 1 == 1
+                    };
+                    let votes = self.sum_leaves(rows, &mut sums, never, seen);
+                    for ((row_out, row_sums), &count) in out
+                        .chunks_exact_mut(width + 1)
+                        .zip(sums.chunks_exact(width))
+                        .zip(&votes)
+                    {
+                        if count > 0 {
+                            for (o, &s) in row_out.iter_mut().zip(row_sums) {
+                                *o = s / count as f64;
+                            }
                         }
+                        row_out[width] = count as f64;
                     }
-                    row_out[width] = count as f64;
-                }
-            })
+                },
+            )
         })?;
         let n_votes = out.column(width).iter().map(|&c| c as u32).collect();
         let predictions = out.slice_move(ndarray::s![.., ..width]).to_owned();

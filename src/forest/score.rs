@@ -14,7 +14,7 @@ use crate::tree::{Leaves, Node, Tree};
 
 /// Most rows scored together: enough to amortise walking each tree, few enough to keep
 /// the rows in cache.
-pub(super) const SCORE_CHUNK: usize = 128;
+pub(crate) const SCORE_CHUNK: usize = 128;
 
 /// Fewest rows per chunk: the lanes of one walk (`Tree::leaves_of_rows`) twice over.
 const MIN_SCORE_CHUNK: usize = 16;
@@ -65,9 +65,15 @@ impl Forest {
         let out = output_rows(out, x.nrows(), n_classes, "classes")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, out, n_classes, threads, cancel, |_, rows, out| {
-                self.proba_of_rows(rows, out, cancel)
-            })
+            Self::score_chunks(
+                self.n_features,
+                x,
+                out,
+                n_classes,
+                threads,
+                cancel,
+                |_, rows, out| self.proba_of_rows(rows, out, cancel),
+            )
         })
     }
 
@@ -111,7 +117,8 @@ impl Forest {
                 .expect("a new array is in standard layout");
             let never = &NEVER_CANCELLED;
             workers.install(|threads| {
-                self.score_chunks(
+                Self::score_chunks(
+                    self.n_features,
                     block.view(),
                     out,
                     n_classes,
@@ -166,16 +173,24 @@ impl Forest {
         let prior = self.mean_prior();
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, out, n_outputs, threads, cancel, |_, rows, out| {
-                let votes = self.sum_leaves(rows, out, cancel, |_, _| false);
-                for (row_out, &count) in out.chunks_exact_mut(n_outputs).zip(&votes) {
-                    if count == 0 {
-                        row_out.copy_from_slice(&prior);
-                    } else {
-                        row_out.iter_mut().for_each(|v| *v /= count as f64);
+            Self::score_chunks(
+                self.n_features,
+                x,
+                out,
+                n_outputs,
+                threads,
+                cancel,
+                |_, rows, out| {
+                    let votes = self.sum_leaves(rows, out, cancel, |_, _| false);
+                    for (row_out, &count) in out.chunks_exact_mut(n_outputs).zip(&votes) {
+                        if count == 0 {
+                            row_out.copy_from_slice(&prior);
+                        } else {
+                            row_out.iter_mut().for_each(|v| *v /= count as f64);
+                        }
                     }
-                }
-            })
+                },
+            )
         })
     }
 
@@ -198,19 +213,27 @@ impl Forest {
         let mut classes = try_filled(x.nrows(), 1, 0u32, "the classes")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, &mut classes, 1, threads, cancel, |_, rows, out| {
-                let mut proba = vec![0.0; rows.n_samples * n_classes];
-                self.proba_of_rows(rows, &mut proba, cancel);
-                for (class, row) in out.iter_mut().zip(proba.chunks_exact(n_classes)) {
-                    let mut best = 0;
-                    for (k, &p) in row.iter().enumerate() {
-                        if p > row[best] {
-                            best = k;
+            Self::score_chunks(
+                self.n_features,
+                x,
+                &mut classes,
+                1,
+                threads,
+                cancel,
+                |_, rows, out| {
+                    let mut proba = vec![0.0; rows.n_samples * n_classes];
+                    self.proba_of_rows(rows, &mut proba, cancel);
+                    for (class, row) in out.iter_mut().zip(proba.chunks_exact(n_classes)) {
+                        let mut best = 0;
+                        for (k, &p) in row.iter().enumerate() {
+                            if p > row[best] {
+                                best = k;
+                            }
                         }
+                        *class = best as u32;
                     }
-                    *class = best as u32;
-                }
-            })
+                },
+            )
         })?;
         Ok(classes)
     }
@@ -247,19 +270,27 @@ impl Forest {
         let out = output_rows(out, x.nrows(), n_trees, "trees")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            self.score_chunks(x, out, n_trees, threads, cancel, |_, rows, out| {
-                let mut tree_leaves = [0u32; SCORE_CHUNK];
-                let tree_leaves = &mut tree_leaves[..rows.n_samples];
-                for (t, tree) in self.trees.iter().enumerate() {
-                    if is_cancelled(cancel) {
-                        return;
+            Self::score_chunks(
+                self.n_features,
+                x,
+                out,
+                n_trees,
+                threads,
+                cancel,
+                |_, rows, out| {
+                    let mut tree_leaves = [0u32; SCORE_CHUNK];
+                    let tree_leaves = &mut tree_leaves[..rows.n_samples];
+                    for (t, tree) in self.trees.iter().enumerate() {
+                        if is_cancelled(cancel) {
+                            return;
+                        }
+                        tree.leaves_of_rows(rows, 0, tree_leaves);
+                        for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&*tree_leaves) {
+                            row_out[t] = O::from(leaf);
+                        }
                     }
-                    tree.leaves_of_rows(rows, 0, tree_leaves);
-                    for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&*tree_leaves) {
-                        row_out[t] = O::from(leaf);
-                    }
-                }
-            })
+                },
+            )
         })
     }
 
@@ -354,7 +385,8 @@ impl Forest {
 
     /// Runs `score(first_row, rows, out)` on every chunk of X's rows (the first of
     /// which is row `first_row` of X) with that chunk's rows of `out` (`width` values
-    /// per row), on `threads` threads of the current rayon pool. Threads take
+    /// per row), on `threads` threads of the current rayon pool, for a model of
+    /// `n_features_fitted` features (a forest or another model type). Threads take
     /// chunks in turn, so all stay busy to the end; a chunk whose rows do
     /// not lie contiguous is copied into its thread's buffer first.
     ///
@@ -363,8 +395,8 @@ impl Forest {
     /// whatever the number of threads, and chunks after it are skipped. `score` looks
     /// at `cancel` itself, between trees; once it is set, what `out` holds is
     /// unspecified and [`MorfError::Cancelled`] is returned.
-    pub(super) fn score_chunks<T: Feature, O: Send>(
-        &self,
+    pub(crate) fn score_chunks<T: Feature, O: Send>(
+        n_features_fitted: usize,
         x: ArrayView2<'_, T>,
         out: &mut [O],
         width: usize,
@@ -373,10 +405,10 @@ impl Forest {
         score: impl Fn(usize, &Rows<'_, T>, &mut [O]) + Sync,
     ) -> Result<()> {
         let (n_samples, n_features) = x.dim();
-        if n_features != self.n_features {
+        if n_features != n_features_fitted {
             return Err(MorfError::ShapeMismatch {
                 what: "number of features in X (as at fit time)",
-                expected: self.n_features,
+                expected: n_features_fitted,
                 got: n_features,
             });
         }
@@ -464,7 +496,7 @@ fn add_votes<V: Copy + Into<f64>>(
 
 /// A row-major array of `n_samples` rows of `width` zeros, or
 /// [`MorfError::OutOfMemory`].
-pub(super) fn new_output<O: Clone + Default>(
+pub(crate) fn new_output<O: Clone + Default>(
     n_samples: usize,
     width: usize,
     what: &'static str,
@@ -474,7 +506,7 @@ pub(super) fn new_output<O: Clone + Default>(
 }
 
 /// `out` as a flat row-major slice, once its shape is checked.
-pub(super) fn output_rows<'o, O>(
+pub(crate) fn output_rows<'o, O>(
     out: ArrayViewMut2<'o, O>,
     n_samples: usize,
     width: usize,

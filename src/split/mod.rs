@@ -12,5 +12,6 @@ pub use criterion::{
     Criterion, Entropy, Gini, LocalSamples, NodeTargets, SplitCriterion, SquaredError,
 };
 pub use projection::{key_value, sort_key, NodeProjector};
+pub(crate) use scan::midpoint;
 pub use search::{best_split, SplitCandidate, SplitRule, SplitScratch};
 pub use sort::sort_by_value;

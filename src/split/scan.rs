@@ -395,7 +395,7 @@ pub(super) fn sort_whole_values(
 /// A threshold strictly between `below < above` where possible: the midpoint can round
 /// onto `above` (adjacent floats), and then `below` itself still separates them.
 #[inline]
-fn midpoint(below: f32, above: f32) -> f32 {
+pub(crate) fn midpoint(below: f32, above: f32) -> f32 {
     let mid = below * 0.5 + above * 0.5;
     if mid >= above || mid < below {
         below
