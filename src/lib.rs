@@ -13,10 +13,13 @@
 //! Start at [`Forest::fit`] with a [`ForestParams`]; choose the dictionary with
 //! [`AtomKind`] and, for MORF, [`Patches`]. [`Forest::fit_with`] takes any targets and
 //! range of trees, and reports progress and stops on request through a [`FitControl`].
+//! Gradient boosting over the same atoms starts at [`Booster::fit`] with a
+//! [`BoostParams`].
 
 #![warn(missing_docs)]
 
 pub mod atoms;
+mod boost;
 pub mod data;
 mod error;
 mod forest;
@@ -34,6 +37,9 @@ mod python;
 struct ReadmeDoctests;
 
 pub use atoms::{AtomKind, Patches};
+pub use boost::{
+    BoostParams, BoostTargets, Booster, EarlyStopping, Loss, ValidationSize, BOOSTER_FORMAT_VERSION,
+};
 pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use forest::{

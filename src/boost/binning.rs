@@ -1,0 +1,295 @@
+//! How are projections bucketed? Each round draws its atoms, projects every sample of
+//! the round on each, and puts each projection in one of at most 256 bins whose edges
+//! are quantiles of a sample of the projections.
+//!
+//! A bin edge is a value threshold: a projection `z` lands in bin `b` exactly when
+//! `edge[b - 1] < z <= edge[b]`. So "bin <= b" and "z <= edge[b]" select the same
+//! samples, and a split found on bins is stored as the threshold `edge[b]` that scoring
+//! compares the same `f32` projection with: training and scoring agree on every row.
+
+use rayon::prelude::*;
+
+use crate::atoms::AtomSet;
+use crate::data::{Feature, Rows};
+use crate::rng::Rng;
+use crate::split::{key_value, midpoint, sort_by_value, sort_key, NodeProjector};
+
+/// Edges an atom can have: one fewer than the most bins a `u8` can name.
+const MAX_EDGES: usize = 255;
+
+/// Samples whose projections set the bin edges: enough for 32 per bin on average.
+const EDGE_SAMPLE: usize = 8192;
+
+/// Atoms binned by one parallel task, each task reading every sample once.
+const ATOMS_PER_TASK: usize = 16;
+
+/// Samples projected together before their values are binned.
+const BLOCK: usize = 256;
+
+/// The atoms of one round and, per atom, the bin of every sample of the round.
+#[derive(Debug, Default)]
+pub(crate) struct BinnedAtoms {
+    /// The round's atoms.
+    pub atoms: AtomSet,
+    /// Samples binned (positions `0..n_positions`).
+    n_positions: usize,
+    /// Per atom, `MAX_EDGES` ascending edges, padded with infinity.
+    edges: Vec<f32>,
+    /// Per atom, the number of bins in use (edges + 1).
+    n_bins: Vec<u16>,
+    /// Per atom, the bin of each position: `bins[atom * n_positions + position]`.
+    bins: Vec<u8>,
+}
+
+impl BinnedAtoms {
+    /// Projects the samples at `row_of` (positions to rows of `rows`) on `atoms` and
+    /// bins them, with at most `max_bins` bins per atom; `rng` draws the sample that
+    /// sets the edges. Parallel over atoms on the current thread pool; the result does
+    /// not depend on the number of threads.
+    pub fn bin<T: Feature>(
+        &mut self,
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        atoms: AtomSet,
+        max_bins: usize,
+        rng: &mut Rng,
+    ) {
+        let m = row_of.len();
+        let n_atoms = atoms.len();
+        self.atoms = atoms;
+        self.n_positions = m;
+        self.edges.clear();
+        self.edges.resize(n_atoms * MAX_EDGES, f32::INFINITY);
+        self.n_bins.clear();
+        self.n_bins.resize(n_atoms, 1);
+        self.bins.clear();
+        self.bins.resize(n_atoms * m, 0);
+
+        let mut edge_sample: Vec<u32> = (0..m as u32).collect();
+        if m > EDGE_SAMPLE {
+            rng.choose_into_prefix(&mut edge_sample, EDGE_SAMPLE);
+            edge_sample.truncate(EDGE_SAMPLE);
+            edge_sample.sort_unstable(); // rows in order read memory forwards
+        }
+        let atoms = &self.atoms;
+        self.edges
+            .par_chunks_mut(ATOMS_PER_TASK * MAX_EDGES)
+            .zip(self.n_bins.par_chunks_mut(ATOMS_PER_TASK))
+            .zip(self.bins.par_chunks_mut(ATOMS_PER_TASK * m.max(1)))
+            .enumerate()
+            .for_each(|(task, ((edges, n_bins), bins))| {
+                let first = task * ATOMS_PER_TASK;
+                let mut group = AtomSet::default();
+                group.clear();
+                for a in first..(first + ATOMS_PER_TASK).min(n_atoms) {
+                    group.push(atoms.get(a));
+                }
+                let mut projector = NodeProjector::default();
+                let mut values = Vec::new();
+                projector.project(rows, row_of, &edge_sample, &group, &mut values);
+                let mut keys = Vec::new();
+                let mut sort_buffer = Vec::new();
+                let s = edge_sample.len();
+                for (a, (edges, n_bins)) in edges
+                    .chunks_exact_mut(MAX_EDGES)
+                    .zip(n_bins.iter_mut())
+                    .enumerate()
+                {
+                    keys.clear();
+                    keys.extend(
+                        values[a * s..(a + 1) * s]
+                            .iter()
+                            .map(|&v| (sort_key(v) as u64) << 32),
+                    );
+                    sort_by_value(&mut keys, &mut sort_buffer);
+                    let n_edges = quantile_edges(&keys, max_bins, edges);
+                    *n_bins = n_edges as u16 + 1;
+                }
+                let mut block = Vec::with_capacity(BLOCK);
+                for start in (0..m).step_by(BLOCK) {
+                    block.clear();
+                    block.extend(start as u32..m.min(start + BLOCK) as u32);
+                    projector.project(rows, row_of, &block, &group, &mut values);
+                    let len = block.len();
+                    for (a, edges) in edges.chunks_exact(MAX_EDGES).enumerate() {
+                        let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
+                        let out = &mut bins[a * m + start..][..len];
+                        for (bin, &value) in out.iter_mut().zip(&values[a * len..(a + 1) * len]) {
+                            *bin = bin_of(edges, value);
+                        }
+                    }
+                }
+            });
+    }
+
+    /// Number of atoms.
+    pub fn n_atoms(&self) -> usize {
+        self.n_bins.len()
+    }
+
+    /// Bins in use by `atom`.
+    pub fn n_bins(&self, atom: usize) -> usize {
+        self.n_bins[atom] as usize
+    }
+
+    /// The bin of every position for `atom`.
+    pub fn column(&self, atom: usize) -> &[u8] {
+        &self.bins[atom * self.n_positions..(atom + 1) * self.n_positions]
+    }
+
+    /// The value threshold equivalent to "bin <= `bin`" for `atom`; `bin` must be
+    /// below the atom's last bin.
+    pub fn threshold(&self, atom: usize, bin: usize) -> f32 {
+        debug_assert!(bin + 1 < self.n_bins(atom));
+        self.edges[atom * MAX_EDGES + bin]
+    }
+}
+
+/// The bin of `value`: the number of edges below it.
+#[inline(always)]
+fn bin_of(edges: &[f32; MAX_EDGES], value: f32) -> u8 {
+    // Branch-free binary search over 255 slots: eight steps, each a conditional add.
+    let mut position = 0usize;
+    for step in [128, 64, 32, 16, 8, 4, 2, 1] {
+        position += step * usize::from(edges[position + step - 1] < value);
+    }
+    position as u8
+}
+
+/// Writes at most `max_bins - 1` ascending edges into `edges` from `keys`, the sorted
+/// [`sort_key`]s of a sample of projections (in their high halves), and returns their
+/// number. Every distinct value gets its own bin when there are at most `max_bins`;
+/// otherwise values are grouped greedily into bins of about equal counts, a value
+/// never split between bins. Each edge is a midpoint between two sample values.
+fn quantile_edges(keys: &[u64], max_bins: usize, edges: &mut [f32]) -> usize {
+    let value = |i: usize| key_value((keys[i] >> 32) as u32);
+    let n = keys.len();
+    let mut distinct = 1;
+    for i in 1..n {
+        distinct += usize::from(keys[i] >> 32 != keys[i - 1] >> 32);
+    }
+    let mut n_edges = 0;
+    if distinct <= max_bins {
+        for i in 1..n {
+            if keys[i] >> 32 != keys[i - 1] >> 32 {
+                edges[n_edges] = midpoint(value(i - 1), value(i));
+                n_edges += 1;
+            }
+        }
+        return n_edges;
+    }
+    // Greedy: close a bin once it holds its share of what is left, so that a heavy
+    // value (many zeros, say) does not starve the bins after it.
+    let mut in_bin = 0usize;
+    let mut i = 0;
+    while i < n && n_edges + 1 < max_bins {
+        let mut end = i + 1;
+        while end < n && keys[end] >> 32 == keys[i] >> 32 {
+            end += 1;
+        }
+        in_bin += end - i;
+        let bins_left = max_bins - n_edges;
+        let share = (n - (end - in_bin)) as f64 / bins_left as f64;
+        if end < n && in_bin as f64 >= share {
+            edges[n_edges] = midpoint(value(end - 1), value(end));
+            n_edges += 1;
+            in_bin = 0;
+        }
+        i = end;
+    }
+    n_edges
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::rng::Rng;
+
+    fn keys_of(values: &[f32]) -> Vec<u64> {
+        let mut keys: Vec<u64> = values.iter().map(|&v| (sort_key(v) as u64) << 32).collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    #[test]
+    fn few_distinct_values_get_a_bin_each() {
+        let mut edges = [f32::INFINITY; MAX_EDGES];
+        let n = quantile_edges(&keys_of(&[3.0, 1.0, 1.0, 2.0, 3.0]), 255, &mut edges);
+        assert_eq!(&edges[..n], &[1.5, 2.5]);
+    }
+
+    #[test]
+    fn many_values_share_bins_of_about_equal_counts() {
+        let values: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+        let mut edges = [f32::INFINITY; MAX_EDGES];
+        let n = quantile_edges(&keys_of(&values), 10, &mut edges);
+        assert_eq!(n, 9);
+        let mut counts = [0; 10];
+        for &v in &values {
+            counts[bin_of(&edges, v) as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (90..=110).contains(&c)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn a_heavy_value_keeps_its_own_bin_and_the_rest_share_the_others() {
+        // Half the samples are zero, as pixels of a dark background are.
+        let values: Vec<f32> = (0..1000)
+            .map(|i| if i < 500 { 0.0 } else { i as f32 })
+            .collect();
+        let mut edges = [f32::INFINITY; MAX_EDGES];
+        let n = quantile_edges(&keys_of(&values), 11, &mut edges);
+        assert_eq!(n, 10);
+        assert_eq!(edges[0], 250.0); // midpoint of 0 and 500
+        let rest: Vec<usize> = (1..n)
+            .map(|b| bin_of(&edges, 500.0 + 50.0 * b as f32))
+            .map(usize::from)
+            .collect();
+        assert_eq!(rest, (1..n).map(|b| b + 1).collect::<Vec<_>>());
+    }
+
+    proptest! {
+        #[test]
+        fn bins_order_projections_as_their_thresholds_do(
+            n in 1usize..400,
+            n_atoms in 1usize..40,
+            max_bins in 2usize..=256,
+            whole in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let mut rng = Rng::new(seed, 0);
+            let x = Array2::from_shape_fn((n + 3, 5), |_| {
+                let v = rng.unit() as f32 * 20.0 - 10.0;
+                if whole { v.round() } else { v }
+            });
+            let rows = Rows::from_view(x.view()).unwrap();
+            let row_of: Vec<u32> = (0..n as u32).map(|i| (i * 7 + 1) % (n as u32 + 3)).collect();
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            for a in 0..n_atoms {
+                atoms.push_pairs(&mut [((a % 5) as u32, 1.0), (((a + 2) % 5) as u32, -0.5)]);
+            }
+            let mut binned = BinnedAtoms::default();
+            binned.bin(&rows, &row_of, atoms.clone(), max_bins, &mut Rng::new(seed, 1));
+            prop_assert_eq!(binned.n_atoms(), n_atoms);
+            for a in 0..n_atoms {
+                let n_bins = binned.n_bins(a);
+                prop_assert!((1..=max_bins).contains(&n_bins));
+                let column = binned.column(a);
+                for (p, &row) in row_of.iter().enumerate() {
+                    let z = atoms.get(a).project(rows.row(row as usize));
+                    prop_assert!((column[p] as usize) < n_bins);
+                    for b in 0..n_bins - 1 {
+                        prop_assert_eq!(column[p] as usize <= b, z <= binned.threshold(a, b));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! The boosting loop: round after round, the gradients of the loss at the current
+//! scores, a fresh draw of atoms binned once for the round, and one tree per output
+//! fitted to them (the outputs' trees in parallel), until the rounds run out or the
+//! held-out loss stops improving.
+
+use std::sync::Mutex;
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+
+use super::binning::BinnedAtoms;
+use super::grow::{grow_tree, GrowLimits, GrowScratch};
+use super::loss::{BoostTargets, Loss, Sampled};
+use super::model::{tree_value, Booster};
+use super::params::BoostParams;
+use super::split::SplitLimits;
+use crate::atoms::{AtomKind, AtomSet};
+use crate::data::{Feature, Rows};
+use crate::error::{invalid, MorfError, Result};
+use crate::forest::control::{check_cancel, TreeCounter};
+use crate::forest::fit::check_sample_weight;
+use crate::forest::{with_threads, FitControl};
+use crate::rng::Rng;
+use crate::tree::Tree;
+
+/// Random streams of round `r` are `ROUND_STREAMS * r + offset`, one offset per use.
+const ROUND_STREAMS: u64 = 4;
+const ROWS_STREAM: u64 = 0;
+const ATOMS_STREAM: u64 = 1;
+const EDGES_STREAM: u64 = 2;
+/// The stream that picks the held-out samples, apart from every round's.
+const VALIDATION_STREAM: u64 = u64::MAX;
+
+/// Rows walked together when adding a round's trees to rows outside its sample.
+const WALK_CHUNK: usize = 512;
+
+impl Booster {
+    /// Trains a boosted model on `x` (samples in rows) for `targets`, with optional
+    /// non-negative `sample_weight` (a sample of weight 0 is left out).
+    pub fn fit<T: Feature>(
+        params: &BoostParams,
+        x: ArrayView2<'_, T>,
+        targets: BoostTargets<'_>,
+        sample_weight: Option<&[f64]>,
+    ) -> Result<Booster> {
+        Booster::fit_with(params, x, targets, sample_weight, &FitControl::new())
+    }
+
+    /// [`Booster::fit`] with progress reports (a tree at a time, `n_estimators` times
+    /// the trees per round in all; fewer when early stopping stops) and cancellation
+    /// (checked before every node), as [`Forest::fit_with`](crate::Forest::fit_with)
+    /// offers them. Neither changes the model.
+    pub fn fit_with<T: Feature>(
+        params: &BoostParams,
+        x: ArrayView2<'_, T>,
+        targets: BoostTargets<'_>,
+        sample_weight: Option<&[f64]>,
+        control: &FitControl<'_>,
+    ) -> Result<Booster> {
+        params.validate()?;
+        let rows = Rows::from_view(x)?;
+        let (n_samples, n_features) = (rows.n_samples, rows.n_features);
+        if n_samples > u32::MAX as usize || n_features > u32::MAX as usize {
+            return Err(invalid(
+                "X",
+                "at most 2^32 - 1 samples and features are supported",
+            ));
+        }
+        check_targets(targets, n_samples)?;
+        let weights = check_sample_weight(sample_weight, n_samples)?;
+        if rows.check_values()? {
+            let ((row, column), _) = x
+                .indexed_iter()
+                .find(|(_, v)| v.is_missing())
+                .expect("a missing value was seen");
+            return Err(invalid(
+                "X",
+                format!(
+                    "gradient boosting does not take missing values (NaN) yet, found at row \
+                     {row}, column {column}; impute them or use a forest"
+                ),
+            ));
+        }
+        params.atoms.validate(n_features)?;
+        let axis_aligned = params.atoms == AtomKind::AxisAligned;
+        let n_atoms = params
+            .max_features
+            .resolve(n_features, n_samples, axis_aligned)?;
+        let weighted: Vec<u32> = (0..n_samples as u32)
+            .filter(|&r| weights[r as usize] > 0.0)
+            .collect();
+        let n_validation = params.validation_count(weighted.len())?;
+        let mut rng = Rng::new(params.random_state, VALIDATION_STREAM);
+        let (train_rows, validation_rows) = hold_out(targets, weighted, n_validation, &mut rng);
+        if train_rows.iter().all(|&r| weights[r as usize] == 0.0) {
+            return Err(MorfError::ZeroTotalWeight);
+        }
+        let limits = GrowLimits {
+            max_leaves: params.max_leaf_nodes.unwrap_or(usize::MAX),
+            max_depth: params.max_depth.unwrap_or(usize::MAX),
+            split: SplitLimits {
+                min_samples_leaf: params.min_samples_leaf.min(u32::MAX as usize) as u32,
+                l2_regularization: params.l2_regularization,
+            },
+            learning_rate: params.learning_rate,
+        };
+        // Bytes hold the same values, so projections from them are the same floats.
+        let byte_valued = matches!(
+            rows.whole_values(),
+            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+        );
+        let training = Training {
+            params,
+            loss: targets.loss(),
+            targets,
+            weights: &weights,
+            n_atoms,
+            limits,
+            n_features,
+        };
+        with_threads(params.n_threads, || {
+            if byte_valued {
+                // The same projections from a quarter of the memory traffic.
+                let bytes = rows.to_bytes();
+                training.run(&bytes, &train_rows, &validation_rows, control)
+            } else {
+                training.run(&rows, &train_rows, &validation_rows, control)
+            }
+        })
+    }
+}
+
+/// Labels within their classes (at least two), or finite values, one per sample.
+fn check_targets(targets: BoostTargets<'_>, n_samples: usize) -> Result<()> {
+    if targets.len() != n_samples {
+        return Err(MorfError::ShapeMismatch {
+            what: "number of targets in y (one per row of X)",
+            expected: n_samples,
+            got: targets.len(),
+        });
+    }
+    match targets {
+        BoostTargets::Classes { labels, n_classes } => {
+            if n_classes < 2 {
+                return Err(invalid(
+                    "n_classes",
+                    format!("classification needs at least 2 classes, got {n_classes}"),
+                ));
+            }
+            if let Some((index, &label)) = labels
+                .iter()
+                .enumerate()
+                .find(|(_, &l)| l as usize >= n_classes)
+            {
+                return Err(MorfError::LabelOutOfRange {
+                    label,
+                    index,
+                    n_classes,
+                });
+            }
+        }
+        BoostTargets::Values(values) => {
+            if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+                return Err(invalid(
+                    "y",
+                    format!("targets must be finite, y[{index}] = {}", values[index]),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Splits `rows` into training and `n_validation` held-out rows, both ascending;
+/// for classes, each class is held out in proportion to its size.
+fn hold_out(
+    targets: BoostTargets<'_>,
+    rows: Vec<u32>,
+    n_validation: usize,
+    rng: &mut Rng,
+) -> (Vec<u32>, Vec<u32>) {
+    if n_validation == 0 {
+        return (rows, Vec::new());
+    }
+    let mut groups: Vec<Vec<u32>> = match targets {
+        BoostTargets::Classes { labels, n_classes } => {
+            let mut groups = vec![Vec::new(); n_classes];
+            for &r in &rows {
+                groups[labels[r as usize] as usize].push(r);
+            }
+            groups
+        }
+        BoostTargets::Values(_) => vec![rows.clone()],
+    };
+    // Each group's share, rounded down, then the rows left over to the groups with
+    // the largest remainders (the earliest among equals).
+    let n = rows.len();
+    let mut quotas: Vec<usize> = groups.iter().map(|g| g.len() * n_validation / n).collect();
+    let mut by_remainder: Vec<usize> = (0..groups.len()).collect();
+    by_remainder.sort_by_key(|&c| std::cmp::Reverse(groups[c].len() * n_validation % n));
+    let short = n_validation - quotas.iter().sum::<usize>();
+    for &c in by_remainder.iter().take(short) {
+        quotas[c] += 1;
+    }
+    let (mut train, mut validation) = (Vec::new(), Vec::new());
+    for (group, quota) in groups.iter_mut().zip(quotas) {
+        rng.choose_into_prefix(group, quota);
+        validation.extend_from_slice(&group[..quota]);
+        train.extend_from_slice(&group[quota..]);
+    }
+    train.sort_unstable();
+    validation.sort_unstable();
+    (train, validation)
+}
+
+/// What every round of one fit shares.
+struct Training<'a> {
+    params: &'a BoostParams,
+    loss: Loss,
+    targets: BoostTargets<'a>,
+    weights: &'a [f64],
+    n_atoms: usize,
+    limits: GrowLimits,
+    n_features: usize,
+}
+
+impl Training<'_> {
+    /// Trains on X (`rows`, or an exact copy of it).
+    fn run<S: Feature>(
+        &self,
+        rows: &Rows<'_, S>,
+        train_rows: &[u32],
+        validation_rows: &[u32],
+        control: &FitControl<'_>,
+    ) -> Result<Booster> {
+        let k_out = self.loss.n_outputs();
+        let (train, validation) = (self.sampled(train_rows), self.sampled(validation_rows));
+        let baseline = self.loss.baseline(&train);
+        let mut raw: Vec<f64> = baseline
+            .iter()
+            .copied()
+            .cycle()
+            .take(rows.n_samples * k_out)
+            .collect();
+        let mut model = Booster {
+            n_features: self.n_features,
+            loss: self.loss,
+            baseline,
+            trees: Vec::new(),
+            train_loss: vec![self.loss.mean_loss(&train, &raw)],
+            validation_loss: Vec::new(),
+        };
+        if !validation_rows.is_empty() {
+            model
+                .validation_loss
+                .push(self.loss.mean_loss(&validation, &raw));
+        }
+
+        let seed = self.params.random_state;
+        let cancel = control.cancel_flag();
+        let counter = TreeCounter::new(control, self.params.n_estimators * k_out);
+        let mut sampler = self.params.atoms.sampler(self.n_features);
+        let mut binned = BinnedAtoms::default();
+        let scratches = Mutex::new(Vec::<GrowScratch>::new());
+        let (mut gradients, mut hessians) = (vec![Vec::new(); k_out], vec![Vec::new(); k_out]);
+        let mut values = vec![Vec::new(); k_out];
+        let (mut round_rows, mut left_out) = (Vec::new(), Vec::new());
+        for round in 0..self.params.n_estimators {
+            let stream = |offset| Rng::new(seed, ROUND_STREAMS * round as u64 + offset);
+            self.draw_rows(
+                train_rows,
+                &mut stream(ROWS_STREAM),
+                &mut round_rows,
+                &mut left_out,
+            );
+            self.loss.gradients(
+                &self.sampled(&round_rows),
+                &raw,
+                &mut gradients,
+                &mut hessians,
+            );
+            let mut atoms = AtomSet::default();
+            sampler.sample_node(&mut stream(ATOMS_STREAM), self.n_atoms, &mut atoms);
+            let max_bins = self.params.max_bins;
+            binned.bin(
+                rows,
+                &round_rows,
+                atoms,
+                max_bins,
+                &mut stream(EDGES_STREAM),
+            );
+
+            let trees: Vec<Tree> = values
+                .par_iter_mut()
+                .zip(gradients.par_iter().zip(hessians.par_iter()))
+                .map(|(values, (g, h))| {
+                    let mut scratch = scratches
+                        .lock()
+                        .expect("no panics")
+                        .pop()
+                        .unwrap_or_default();
+                    let tree = grow_tree(&binned, g, h, &self.limits, &mut scratch, values, cancel);
+                    scratches.lock().expect("no panics").push(scratch);
+                    counter.tree_done();
+                    tree
+                })
+                .collect();
+            check_cancel(cancel)?;
+            for (p, &row) in round_rows.iter().enumerate() {
+                for (k, values) in values.iter().enumerate() {
+                    raw[row as usize * k_out + k] += values[p];
+                }
+            }
+            self.add_trees(rows, &trees, &left_out, &mut raw);
+            self.add_trees(rows, &trees, validation_rows, &mut raw);
+            model.trees.extend(trees);
+
+            model.train_loss.push(self.loss.mean_loss(&train, &raw));
+            if !validation_rows.is_empty() {
+                let loss = self.loss.mean_loss(&validation, &raw);
+                model.validation_loss.push(loss);
+            }
+            if self.should_stop(&model.validation_loss) {
+                break;
+            }
+        }
+        Ok(model)
+    }
+
+    /// The samples at `rows` with their targets and weights.
+    fn sampled<'b>(&'b self, rows: &'b [u32]) -> Sampled<'b> {
+        Sampled {
+            targets: self.targets,
+            weights: self.weights,
+            rows,
+        }
+    }
+
+    /// The round's sample (`subsample` of the training rows, ascending) and the
+    /// training rows left out of it.
+    fn draw_rows(
+        &self,
+        train_rows: &[u32],
+        rng: &mut Rng,
+        drawn: &mut Vec<u32>,
+        left_out: &mut Vec<u32>,
+    ) {
+        drawn.clear();
+        drawn.extend_from_slice(train_rows);
+        left_out.clear();
+        if self.params.subsample < 1.0 {
+            let size = ((self.params.subsample * train_rows.len() as f64).round() as usize).max(1);
+            rng.choose_into_prefix(drawn, size);
+            left_out.extend_from_slice(&drawn[size..]);
+            drawn.truncate(size);
+            drawn.sort_unstable();
+            left_out.sort_unstable();
+        }
+    }
+
+    /// Adds the leaf values of one round's trees to the raw scores of `rows`.
+    fn add_trees<S: Feature>(
+        &self,
+        x: &Rows<'_, S>,
+        trees: &[Tree],
+        rows: &[u32],
+        raw: &mut [f64],
+    ) {
+        let k_out = trees.len();
+        let mut added = vec![0.0f64; rows.len() * k_out];
+        added
+            .par_chunks_mut(WALK_CHUNK * k_out)
+            .zip(rows.par_chunks(WALK_CHUNK))
+            .for_each(|(added, rows)| {
+                for (out, &row) in added.chunks_exact_mut(k_out).zip(rows) {
+                    let x = x.row(row as usize);
+                    for (o, tree) in out.iter_mut().zip(trees) {
+                        *o = tree_value(tree, tree.leaf_of(x));
+                    }
+                }
+            });
+        for (&row, added) in rows.iter().zip(added.chunks_exact(k_out)) {
+            for (k, &a) in added.iter().enumerate() {
+                raw[row as usize * k_out + k] += a;
+            }
+        }
+    }
+
+    /// scikit-learn's rule: stop when none of the last `n_iter_no_change` losses is
+    /// below the one before them by more than `tol`.
+    fn should_stop(&self, losses: &[f64]) -> bool {
+        let Some(stopping) = &self.params.early_stopping else {
+            return false;
+        };
+        let recent = stopping.n_iter_no_change;
+        if losses.len() <= recent {
+            return false;
+        }
+        let reference = losses[losses.len() - recent - 1];
+        !losses[losses.len() - recent..]
+            .iter()
+            .any(|&loss| loss < reference - stopping.tol)
+    }
+}

@@ -1,0 +1,397 @@
+//! How is a tree grown? Best first, as LightGBM and scikit-learn's histogram boosting
+//! do: the leaf whose best split decreases the loss most is split next, until the
+//! tree has `max_leaf_nodes` leaves, no leaf may be split (`max_depth`,
+//! `min_samples_leaf`) or none gains. Each split sums the histograms of its smaller
+//! child and takes the larger child's from the parent's; histogram sums and split
+//! scans run in parallel over groups of atoms.
+
+use std::sync::atomic::AtomicBool;
+
+use rayon::prelude::*;
+
+use super::binning::BinnedAtoms;
+use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
+use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
+use crate::forest::control::is_cancelled;
+use crate::tree::{Leaves, Node, Tree};
+
+/// Atoms per parallel task when summing histograms and scanning them.
+const ATOMS_PER_TASK: usize = 8;
+
+/// Limits on one tree's growth.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GrowLimits {
+    /// Most leaves.
+    pub max_leaves: usize,
+    /// Deepest a leaf may be.
+    pub max_depth: usize,
+    /// Where a node may be split.
+    pub split: SplitLimits,
+    /// Shrinkage of leaf values.
+    pub learning_rate: f64,
+}
+
+/// A node while its tree grows: its samples are `positions[start..end]`.
+#[derive(Debug, Clone, Copy)]
+struct GrowingNode {
+    start: usize,
+    end: usize,
+    depth: usize,
+    sums: Sums,
+    /// Its histogram, kept while the node may still be split.
+    histogram: Option<usize>,
+    /// The best split found, if it may be split.
+    split: Option<BinSplit>,
+    /// Once split: its left child; the right child comes right after it.
+    left: Option<usize>,
+}
+
+/// Buffers one tree's growth reuses, from node to node and round to round.
+#[derive(Debug, Default)]
+pub(crate) struct GrowScratch {
+    positions: Vec<u32>,
+    right_positions: Vec<u32>,
+    ordered_g: Vec<f32>,
+    ordered_h: Vec<f32>,
+    histograms: HistogramPool,
+    nodes: Vec<GrowingNode>,
+}
+
+/// What one parallel pass does: sums the histogram of `built_node` from its samples
+/// and, with `derived_node`, turns the parent's histogram into that sibling's by
+/// subtraction; then scans the nodes that may split.
+#[derive(Clone, Copy)]
+struct Pass {
+    built_node: GrowingNode,
+    scan_built: bool,
+    derived_node: Option<GrowingNode>,
+    /// Whether `built_node` holds every position in order (the root).
+    all_positions: bool,
+}
+
+/// Grows one tree on the round's binned atoms with per-position gradients `g` and
+/// hessians `h`, and writes each position's leaf value (shrunk) into `values`.
+pub(crate) fn grow_tree(
+    binned: &BinnedAtoms,
+    g: &[f32],
+    h: &[f32],
+    limits: &GrowLimits,
+    scratch: &mut GrowScratch,
+    values: &mut Vec<f64>,
+    cancel: &AtomicBool,
+) -> Tree {
+    let m = g.len();
+    scratch.histograms.reset(binned.n_atoms());
+    scratch.positions.clear();
+    scratch.positions.extend(0..m as u32);
+    scratch.nodes.clear();
+    let root = GrowingNode {
+        start: 0,
+        end: m,
+        depth: 0,
+        sums: Sums::of_positions(&scratch.positions, g, h),
+        histogram: None,
+        split: None,
+        left: None,
+    };
+    scratch.nodes.push(root);
+    if may_split(&root, limits) {
+        let id = scratch.histograms.take();
+        let pass = Pass {
+            built_node: root,
+            scan_built: true,
+            derived_node: None,
+            all_positions: true,
+        };
+        let buffer = scratch.histograms.get_mut(id);
+        let (split, _) = run_pass(binned, limits, pass, buffer, None, g, h, &[]);
+        scratch.nodes[0].histogram = Some(id);
+        scratch.nodes[0].split = split;
+    }
+
+    let mut n_leaves = 1;
+    // A cancelled fit is thrown away: stopping growth early is all it needs.
+    while n_leaves < limits.max_leaves && !is_cancelled(cancel) {
+        let Some(parent) = next_to_split(&scratch.nodes) else {
+            break;
+        };
+        n_leaves += 1;
+        split_node(binned, limits, scratch, parent, g, h, n_leaves);
+    }
+
+    // Leaf values from the samples themselves rather than from f32 bin sums.
+    values.resize(m, 0.0);
+    for node in scratch.nodes.iter_mut().filter(|node| node.left.is_none()) {
+        let positions = &scratch.positions[node.start..node.end];
+        node.sums = Sums::of_positions(positions, g, h);
+        let value = leaf_value(node, limits);
+        for &p in positions {
+            values[p as usize] = value;
+        }
+    }
+    lay_out(&scratch.nodes, binned, limits)
+}
+
+/// The shrunk Newton step of a leaf.
+fn leaf_value(node: &GrowingNode, limits: &GrowLimits) -> f64 {
+    limits.learning_rate * limits.split.leaf_value(node.sums)
+}
+
+/// Whether `node` may get children at all.
+fn may_split(node: &GrowingNode, limits: &GrowLimits) -> bool {
+    node.depth < limits.max_depth && limits.split.may_split((node.end - node.start) as u32)
+}
+
+/// The unsplit node with the best split (the earliest among equals), if any.
+fn next_to_split(nodes: &[GrowingNode]) -> Option<usize> {
+    let mut best: Option<(usize, BinSplit)> = None;
+    for (id, node) in nodes.iter().enumerate() {
+        if let (None, Some(split)) = (node.left, node.split) {
+            if best.is_none_or(|(_, b)| split.gain > b.gain) {
+                best = Some((id, split));
+            }
+        }
+    }
+    best.map(|(id, _)| id)
+}
+
+/// Splits node `parent` into two children and, where they may be split in turn
+/// (with `n_leaves` leaves the tree now has), finds their best splits.
+#[allow(clippy::too_many_arguments)]
+fn split_node(
+    binned: &BinnedAtoms,
+    limits: &GrowLimits,
+    scratch: &mut GrowScratch,
+    parent: usize,
+    g: &[f32],
+    h: &[f32],
+    n_leaves: usize,
+) {
+    let node = scratch.nodes[parent];
+    let split = node.split.expect("only nodes with a split are split");
+    // Stable partition: each child keeps its positions ascending, so that gathers
+    // read the columns forwards.
+    let column = binned.column(split.atom as usize);
+    let positions = &mut scratch.positions;
+    scratch.right_positions.clear();
+    let mut mid = node.start;
+    for i in node.start..node.end {
+        let p = positions[i];
+        if column[p as usize] as u16 <= split.bin {
+            positions[mid] = p;
+            mid += 1;
+        } else {
+            scratch.right_positions.push(p);
+        }
+    }
+    positions[mid..node.end].copy_from_slice(&scratch.right_positions);
+
+    let child = |start, end, sums| GrowingNode {
+        start,
+        end,
+        depth: node.depth + 1,
+        sums,
+        histogram: None,
+        split: None,
+        left: None,
+    };
+    let left = child(node.start, mid, split.left);
+    let right = child(mid, node.end, node.sums - split.left);
+    let left_id = scratch.nodes.len();
+    scratch.nodes[parent].left = Some(left_id);
+    scratch.nodes[parent].histogram = None;
+    scratch.nodes.push(left);
+    scratch.nodes.push(right);
+    let parent_histogram = node.histogram.expect("a node with a split has a histogram");
+
+    // Children of a tree that is now full are leaves, whatever they could do.
+    let room = n_leaves < limits.max_leaves;
+    let (small_id, large_id) = if mid - node.start <= node.end - mid {
+        (left_id, left_id + 1)
+    } else {
+        (left_id + 1, left_id)
+    };
+    let (small, large) = (scratch.nodes[small_id], scratch.nodes[large_id]);
+    let small_splits = room && may_split(&small, limits);
+    let large_splits = room && may_split(&large, limits);
+    if !small_splits && !large_splits {
+        scratch.histograms.give_back(parent_histogram);
+        return;
+    }
+
+    scratch.ordered_g.clear();
+    scratch.ordered_h.clear();
+    let small_positions = &scratch.positions[small.start..small.end];
+    scratch
+        .ordered_g
+        .extend(small_positions.iter().map(|&p| g[p as usize]));
+    scratch
+        .ordered_h
+        .extend(small_positions.iter().map(|&p| h[p as usize]));
+
+    if large_splits {
+        // The parent's histogram becomes the larger child's.
+        let small_histogram = scratch.histograms.take();
+        let (built, derived) = scratch.histograms.pair(small_histogram, parent_histogram);
+        let pass = Pass {
+            built_node: small,
+            scan_built: small_splits,
+            derived_node: Some(large),
+            all_positions: false,
+        };
+        let (small_split, large_split) = run_pass(
+            binned,
+            limits,
+            pass,
+            built,
+            Some(derived),
+            &scratch.ordered_g,
+            &scratch.ordered_h,
+            small_positions,
+        );
+        scratch.nodes[large_id].histogram = Some(parent_histogram);
+        scratch.nodes[large_id].split = large_split;
+        if small_splits {
+            scratch.nodes[small_id].histogram = Some(small_histogram);
+            scratch.nodes[small_id].split = small_split;
+        } else {
+            scratch.histograms.give_back(small_histogram);
+        }
+    } else {
+        // Only the smaller child may split: it reuses the parent's buffer.
+        let built = scratch.histograms.get_mut(parent_histogram);
+        let pass = Pass {
+            built_node: small,
+            scan_built: true,
+            derived_node: None,
+            all_positions: false,
+        };
+        let (small_split, _) = run_pass(
+            binned,
+            limits,
+            pass,
+            built,
+            None,
+            &scratch.ordered_g,
+            &scratch.ordered_h,
+            small_positions,
+        );
+        scratch.nodes[small_id].histogram = Some(parent_histogram);
+        scratch.nodes[small_id].split = small_split;
+    }
+}
+
+/// Runs `pass` on the histograms `built` and `derived` (the parent's), in parallel
+/// over groups of atoms: the best split of the built and of the derived node. The
+/// built node's samples are `positions` (unused for the root, which holds them all)
+/// with gradients `g` and hessians `h` in that order.
+#[allow(clippy::too_many_arguments)]
+fn run_pass(
+    binned: &BinnedAtoms,
+    limits: &GrowLimits,
+    pass: Pass,
+    built: &mut [Slot],
+    derived: Option<&mut [Slot]>,
+    g: &[f32],
+    h: &[f32],
+    positions: &[u32],
+) -> (Option<BinSplit>, Option<BinSplit>) {
+    let n_atoms = binned.n_atoms();
+    let work = |task: usize, built: &mut [Slot], derived: Option<&mut [Slot]>| {
+        let first = task * ATOMS_PER_TASK;
+        let atoms = first..(first + ATOMS_PER_TASK).min(n_atoms);
+        let mut columns = [&[][..]; ATOMS_PER_TASK];
+        let mut n_bins = [0usize; ATOMS_PER_TASK];
+        for (i, a) in atoms.clone().enumerate() {
+            columns[i] = binned.column(a);
+            n_bins[i] = binned.n_bins(a);
+        }
+        let len = atoms.len();
+        let positions = (!pass.all_positions).then_some(positions);
+        build(built, &n_bins[..len], &columns[..len], positions, g, h);
+        let mut best = (None, None);
+        let mut derived = derived;
+        let mut scan = ScanScratch::default();
+        for (i, a) in atoms.enumerate() {
+            let bins = &built[i][..n_bins[i]];
+            if pass.scan_built {
+                let found = best_bin_split(
+                    bins,
+                    pass.built_node.sums,
+                    a as u32,
+                    &limits.split,
+                    &mut scan,
+                );
+                best.0 = BinSplit::better(best.0, found);
+            }
+            if let (Some(derived), Some(other)) = (derived.as_deref_mut(), pass.derived_node) {
+                subtract(&mut derived[i], &built[i], n_bins[i]);
+                let other_bins = &derived[i][..n_bins[i]];
+                let found =
+                    best_bin_split(other_bins, other.sums, a as u32, &limits.split, &mut scan);
+                best.1 = BinSplit::better(best.1, found);
+            }
+        }
+        best
+    };
+    let combine = |a: (Option<BinSplit>, Option<BinSplit>),
+                   b: (Option<BinSplit>, Option<BinSplit>)| {
+        (BinSplit::better(a.0, b.0), BinSplit::better(a.1, b.1))
+    };
+    match derived {
+        Some(derived) => built
+            .par_chunks_mut(ATOMS_PER_TASK)
+            .zip(derived.par_chunks_mut(ATOMS_PER_TASK))
+            .enumerate()
+            .map(|(task, (built, derived))| work(task, built, Some(derived)))
+            .reduce(|| (None, None), combine),
+        None => built
+            .par_chunks_mut(ATOMS_PER_TASK)
+            .enumerate()
+            .map(|(task, built)| work(task, built, None))
+            .reduce(|| (None, None), combine),
+    }
+}
+
+/// The grown nodes as a [`Tree`]: depth first, a split's left child right after it,
+/// each split's atom and threshold, each leaf's shrunk value, each split's gain. A
+/// node's weight is its hessian sum, the weight its samples carry in the fit.
+fn lay_out(nodes: &[GrowingNode], binned: &BinnedAtoms, limits: &GrowLimits) -> Tree {
+    let mut tree = Tree::empty(Leaves::values(1));
+    // (grown node, the laid-out split whose right child it is)
+    let mut stack = vec![(0usize, None::<usize>)];
+    while let Some((id, right_of)) = stack.pop() {
+        let index = tree.nodes.len() as u32;
+        if let Some(parent) = right_of {
+            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } =
+                &mut tree.nodes[parent]
+            {
+                *right = index;
+            }
+        }
+        let node = &nodes[id];
+        tree.node_samples.push(node.sums.n);
+        tree.node_weights.push(node.sums.h as f32);
+        match (node.left, node.split) {
+            (Some(left), Some(split)) => {
+                let atom = binned.atoms.get(split.atom as usize);
+                let threshold = binned.threshold(split.atom as usize, split.bin as usize);
+                // No missing values at fit: at scoring they follow the larger child.
+                let missing_left = nodes[left].sums.n >= nodes[left + 1].sums.n;
+                tree.push_split(atom, threshold, missing_left);
+                tree.impurity_decreases.push(split.gain as f32);
+                stack.push((left + 1, Some(index as usize)));
+                stack.push((left, None));
+            }
+            _ => {
+                tree.nodes.push(Node::Leaf {
+                    value: Some(tree.leaves.next_offset()),
+                });
+                tree.impurity_decreases.push(0.0);
+                tree.leaves.push(&[leaf_value(node, limits)], 1.0);
+            }
+        }
+    }
+    tree.shrink_to_fit();
+    tree
+}

@@ -1,0 +1,284 @@
+//! How are a node's gradients summed per bin? Per atom, the sum of gradients, of
+//! hessians and the count of the node's samples in each bin; a sibling's histogram is
+//! its parent's minus the other sibling's, so only the smaller child is summed.
+//!
+//! Bins hold `f32` sums, half the memory traffic of `f64`, which is what clearing,
+//! subtracting and scanning a node's histograms costs; scans add them up in `f64`, and
+//! leaf values are computed from the samples themselves ([`Sums::of_positions`]).
+
+use std::ops::{Add, Sub};
+
+/// Bins per atom slot: every bin a `u8` can name, so indexing by bin needs no check.
+pub(crate) const SLOT: usize = 256;
+
+/// One atom's histogram.
+pub(crate) type Slot = [Bin; SLOT];
+
+/// Sums over the samples of one bin.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C)]
+pub(crate) struct Bin {
+    /// Sum of gradients.
+    pub g: f32,
+    /// Sum of hessians.
+    pub h: f32,
+    /// Number of samples.
+    pub n: u32,
+}
+
+/// Sums over the samples of a node, or of one side of a split.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Sums {
+    /// Sum of gradients.
+    pub g: f64,
+    /// Sum of hessians.
+    pub h: f64,
+    /// Number of samples.
+    pub n: u32,
+}
+
+impl Add<Bin> for Sums {
+    type Output = Sums;
+    #[inline(always)]
+    fn add(self, bin: Bin) -> Sums {
+        Sums {
+            g: self.g + bin.g as f64,
+            h: self.h + bin.h as f64,
+            n: self.n + bin.n,
+        }
+    }
+}
+
+impl Sub for Sums {
+    type Output = Sums;
+    #[inline(always)]
+    fn sub(self, other: Sums) -> Sums {
+        Sums {
+            g: self.g - other.g,
+            h: self.h - other.h,
+            n: self.n - other.n,
+        }
+    }
+}
+
+impl Sums {
+    /// The sums over the samples at `positions` of `g` and `h`.
+    pub fn of_positions(positions: &[u32], g: &[f32], h: &[f32]) -> Sums {
+        let mut sums = Sums {
+            n: positions.len() as u32,
+            ..Sums::default()
+        };
+        for &p in positions {
+            sums.g += g[p as usize] as f64;
+            sums.h += h[p as usize] as f64;
+        }
+        sums
+    }
+}
+
+/// Adds one sample to a bin.
+#[inline(always)]
+fn add(bin: &mut Bin, g: f32, h: f32) {
+    bin.g += g;
+    bin.h += h;
+    bin.n += 1;
+}
+
+/// Sums the samples into the histograms `slots` of atoms whose bin columns are
+/// `columns`, clearing the first `n_bins[a]` bins of each first. Sample `i` sits at
+/// `positions[i]` in the columns and has gradient `g[i]` and hessian `h[i]`; `None`
+/// for positions means every position in order (the root).
+///
+/// Four atoms are summed together, so that runs of samples falling in the same bin
+/// (a dark background, say) give four independent chains of additions rather than one.
+pub(crate) fn build(
+    slots: &mut [Slot],
+    n_bins: &[usize],
+    columns: &[&[u8]],
+    positions: Option<&[u32]>,
+    g: &[f32],
+    h: &[f32],
+) {
+    for (slot, &n) in slots.iter_mut().zip(n_bins) {
+        slot[..n].fill(Bin::default());
+    }
+    let mut slots = slots;
+    let mut columns = columns;
+    while let ([s0, s1, s2, s3, ..], [c0, c1, c2, c3, ..]) = (&mut *slots, columns) {
+        match positions {
+            None => {
+                for (i, (&g, &h)) in g.iter().zip(h).enumerate() {
+                    add(&mut s0[c0[i] as usize], g, h);
+                    add(&mut s1[c1[i] as usize], g, h);
+                    add(&mut s2[c2[i] as usize], g, h);
+                    add(&mut s3[c3[i] as usize], g, h);
+                }
+            }
+            Some(positions) => {
+                for ((&p, &g), &h) in positions.iter().zip(g).zip(h) {
+                    let p = p as usize;
+                    add(&mut s0[c0[p] as usize], g, h);
+                    add(&mut s1[c1[p] as usize], g, h);
+                    add(&mut s2[c2[p] as usize], g, h);
+                    add(&mut s3[c3[p] as usize], g, h);
+                }
+            }
+        }
+        slots = &mut slots[4..];
+        columns = &columns[4..];
+    }
+    for (slot, column) in slots.iter_mut().zip(columns) {
+        match positions {
+            None => {
+                for ((&bin, &g), &h) in column.iter().zip(g).zip(h) {
+                    add(&mut slot[bin as usize], g, h);
+                }
+            }
+            Some(positions) => {
+                for ((&p, &g), &h) in positions.iter().zip(g).zip(h) {
+                    add(&mut slot[column[p as usize] as usize], g, h);
+                }
+            }
+        }
+    }
+}
+
+/// Turns `parent` (the histogram of both children) into the histogram of the child
+/// that `child` is not, over the first `n_bins` bins.
+pub(crate) fn subtract(parent: &mut Slot, child: &Slot, n_bins: usize) {
+    for (p, c) in parent[..n_bins].iter_mut().zip(&child[..n_bins]) {
+        p.g -= c.g;
+        p.h -= c.h;
+        p.n -= c.n;
+    }
+}
+
+/// Histogram buffers reused across nodes and rounds: one per node whose children may
+/// still be split, each holding a slot per atom.
+#[derive(Debug, Default)]
+pub(crate) struct HistogramPool {
+    buffers: Vec<Vec<Slot>>,
+    free: Vec<usize>,
+    n_slots: usize,
+}
+
+impl HistogramPool {
+    /// Frees every buffer and sizes them to `n_slots` slots from now on.
+    pub fn reset(&mut self, n_slots: usize) {
+        self.n_slots = n_slots;
+        self.free.clear();
+        self.free.extend((0..self.buffers.len()).rev());
+    }
+
+    /// A buffer of `n_slots` slots (contents unspecified).
+    pub fn take(&mut self) -> usize {
+        let id = self.free.pop().unwrap_or_else(|| {
+            self.buffers.push(Vec::new());
+            self.buffers.len() - 1
+        });
+        self.buffers[id].resize(self.n_slots, [Bin::default(); SLOT]);
+        id
+    }
+
+    /// Gives buffer `id` back.
+    pub fn give_back(&mut self, id: usize) {
+        self.free.push(id);
+    }
+
+    /// Buffers `a` and `b` (distinct), both mutable.
+    pub fn pair(&mut self, a: usize, b: usize) -> (&mut [Slot], &mut [Slot]) {
+        assert_ne!(a, b);
+        let n_slots = self.n_slots;
+        let (low, high) = self.buffers.split_at_mut(a.max(b));
+        let (first, second) = (&mut low[a.min(b)][..n_slots], &mut high[0][..n_slots]);
+        if a < b {
+            (first, second)
+        } else {
+            (second, first)
+        }
+    }
+
+    /// Buffer `id`, mutable.
+    pub fn get_mut(&mut self, id: usize) -> &mut [Slot] {
+        &mut self.buffers[id][..self.n_slots]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn empty(n: usize) -> Vec<Slot> {
+        vec![
+            [Bin {
+                g: 9.0,
+                h: 9.0,
+                n: 9
+            }; SLOT];
+            n
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn histograms_count_each_sample_in_its_bin_and_siblings_subtract(
+            n_atoms in 1usize..10,
+            samples in prop::collection::vec((0u8..6, -4i8..4, 1u8..4, any::<bool>()), 1..60),
+        ) {
+            // Whole gradients keep f32 sums exact, so sums can be compared exactly.
+            let m = samples.len();
+            let columns_owned: Vec<Vec<u8>> = (0..n_atoms)
+                .map(|a| samples.iter().map(|s| (s.0 + a as u8) % 6).collect())
+                .collect();
+            let columns: Vec<&[u8]> = columns_owned.iter().map(|c| &c[..]).collect();
+            let g: Vec<f32> = samples.iter().map(|s| s.1 as f32).collect();
+            let h: Vec<f32> = samples.iter().map(|s| s.2 as f32).collect();
+            let n_bins = vec![6; n_atoms];
+            let mut root = empty(n_atoms);
+            build(&mut root, &n_bins, &columns, None, &g, &h);
+            let left: Vec<u32> = (0..m as u32).filter(|&p| samples[p as usize].3).collect();
+            let ordered = |v: &[f32]| left.iter().map(|&p| v[p as usize]).collect::<Vec<_>>();
+            let mut left_hist = empty(n_atoms);
+            build(&mut left_hist, &n_bins, &columns, Some(&left), &ordered(&g), &ordered(&h));
+            for a in 0..n_atoms {
+                for bin in 0..6u8 {
+                    let expected = |keep: &dyn Fn(usize) -> bool| {
+                        let mut e = Bin::default();
+                        for p in (0..m).filter(|&p| keep(p) && columns[a][p] == bin) {
+                            add(&mut e, g[p], h[p]);
+                        }
+                        e
+                    };
+                    prop_assert_eq!(root[a][bin as usize], expected(&|_| true));
+                    prop_assert_eq!(left_hist[a][bin as usize], expected(&|p| samples[p].3));
+                }
+                let mut right = root[a];
+                subtract(&mut right, &left_hist[a], 6);
+                for bin in 0..6usize {
+                    let mut e = Bin::default();
+                    for p in (0..m).filter(|&p| !samples[p].3 && columns[a][p] as usize == bin) {
+                        add(&mut e, g[p], h[p]);
+                    }
+                    prop_assert_eq!(right[bin], e);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pool_lends_distinct_buffers_and_reuses_returned_ones() {
+        let mut pool = HistogramPool::default();
+        pool.reset(3);
+        let (a, b) = (pool.take(), pool.take());
+        assert_ne!(a, b);
+        pool.pair(a, b).0[0][0].n = 7;
+        assert_eq!(pool.get_mut(a)[0][0].n, 7);
+        pool.give_back(a);
+        assert_eq!(pool.take(), a);
+        pool.reset(5);
+        let c = pool.take();
+        assert_eq!(pool.get_mut(c).len(), 5);
+    }
+}

@@ -1,0 +1,29 @@
+//! Gradient boosting over atoms: trees fitted one round after another to the
+//! gradients of a loss, each split direction an atom of the same dictionaries the
+//! forests draw from (patches, sparse oblique combinations, single features).
+//!
+//! Each round draws `max_features` atoms afresh, projects the round's samples on them
+//! once and puts the projections in quantile bins ([`binning`]); that round's trees,
+//! one per output, then grow best first on gradient and hessian histograms of those
+//! bins ([`histogram`], [`split`], [`grow`]), the larger child's histogram taken from
+//! its parent's. Start at [`Booster::fit`] with a [`BoostParams`].
+//!
+//! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
+//! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
+//! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),
+//! [`fit`] (the rounds), [`model`] (predicting with the trees), [`format`] (saving).
+
+mod binning;
+mod fit;
+mod format;
+mod grow;
+mod histogram;
+mod loss;
+mod model;
+mod params;
+mod split;
+
+pub use format::BOOSTER_FORMAT_VERSION;
+pub use loss::{BoostTargets, Loss};
+pub use model::Booster;
+pub use params::{BoostParams, EarlyStopping, ValidationSize};

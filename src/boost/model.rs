@@ -1,0 +1,294 @@
+//! The trained model: its trees round after round, raw scores and predictions,
+//! importances.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use serde::{Deserialize, Serialize};
+
+use super::loss::Loss;
+use crate::data::Feature;
+use crate::error::{invalid, try_filled, Result};
+use crate::forest::control::{is_cancelled, NEVER_CANCELLED};
+use crate::forest::score::{new_output, output_rows, SCORE_CHUNK};
+use crate::forest::{Forest, Workers};
+use crate::tree::{Tree, TreeStats};
+
+/// A gradient-boosted model: a starting score, then per round one tree per output
+/// (per class for three classes or more, one otherwise), each adding its leaf value.
+///
+/// ```
+/// use ndarray::array;
+/// use morf_rs::{AtomKind, BoostParams, Booster, Patches, BoostTargets};
+///
+/// // 1-D signals of 6 samples; class 1 has its bump on the right.
+/// let x = array![
+///     [1.0f32, 1.0, 0.0, 0.0, 0.0, 0.0],
+///     [0.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+///     [0.0, 0.0, 0.0, 1.0, 1.0, 0.0],
+///     [0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+/// ];
+/// let y = [0, 0, 1, 1];
+/// let params = BoostParams {
+///     n_estimators: 20,
+///     min_samples_leaf: 1,
+///     atoms: AtomKind::Patches(Patches::new(vec![6], vec![1], vec![3])),
+///     ..BoostParams::default()
+/// };
+/// let targets = BoostTargets::Classes { labels: &y, n_classes: 2 };
+/// let model = Booster::fit(&params, x.view(), targets, None)?;
+/// let proba = model.predict(x.view(), 1)?;
+/// assert_eq!(proba.dim(), (4, 2));
+/// assert!(proba[[3, 1]] > 0.5);
+/// let restored = Booster::from_bytes(&model.to_bytes())?;
+/// assert_eq!(restored.predict(x.view(), 1)?, proba);
+/// # Ok::<(), morf_rs::MorfError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Booster {
+    pub(super) n_features: usize,
+    pub(super) loss: Loss,
+    /// Raw scores before any tree, one per output.
+    pub(super) baseline: Vec<f64>,
+    /// Round after round, one tree per output.
+    pub(super) trees: Vec<Tree>,
+    /// Mean training loss before the first round and after each.
+    pub(super) train_loss: Vec<f64>,
+    /// Mean loss on the held-out samples, likewise; empty without early stopping.
+    pub(super) validation_loss: Vec<f64>,
+}
+
+impl Booster {
+    /// Number of features the model was trained on.
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// The loss it minimised, which says what it predicts.
+    pub fn loss(&self) -> Loss {
+        self.loss
+    }
+
+    /// Rounds trained (scikit-learn's `n_iter_`).
+    pub fn n_rounds(&self) -> usize {
+        self.trees.len() / self.loss.n_outputs()
+    }
+
+    /// Raw scores before any tree, one per output.
+    pub fn baseline(&self) -> &[f64] {
+        &self.baseline
+    }
+
+    /// The trees, round after round, one per output; leaf `id`'s value is
+    /// `tree.leaf_values(id).unwrap()[0]`.
+    pub fn trees(&self) -> &[Tree] {
+        &self.trees
+    }
+
+    /// Depth, leaf and node counts of every tree.
+    pub fn tree_stats(&self) -> Vec<TreeStats> {
+        self.trees.iter().map(Tree::stats).collect()
+    }
+
+    /// Mean weighted training loss before the first round and after each.
+    pub fn train_loss(&self) -> &[f64] {
+        &self.train_loss
+    }
+
+    /// Mean weighted loss on the held-out samples before the first round and after
+    /// each; empty when trained without early stopping.
+    pub fn validation_loss(&self) -> &[f64] {
+        &self.validation_loss
+    }
+
+    /// Raw scores of each row, shape (samples, outputs): the baseline plus every
+    /// tree's leaf value.
+    pub fn predict_raw<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array2<f64>> {
+        self.predict_raw_cancellable(x, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`predict_raw`](Booster::predict_raw) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled)
+    /// soon after `cancel` is set.
+    pub fn predict_raw_cancellable<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Array2<f64>> {
+        let all = 0..self.n_rounds();
+        let mut raw = self.predict_raw_rounds_cancellable(x, all, n_threads, cancel)?;
+        for mut row in raw.rows_mut() {
+            for (r, &b) in row.iter_mut().zip(&self.baseline) {
+                *r += b;
+            }
+        }
+        Ok(raw)
+    }
+
+    /// What the trees of `rounds` add to each row's raw scores, shape (samples,
+    /// outputs), without the baseline: staged predictions add one round at a time.
+    /// Rows are scored in parallel on `n_threads` threads (0: every core).
+    pub fn predict_raw_rounds<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        rounds: Range<usize>,
+        n_threads: usize,
+    ) -> Result<Array2<f64>> {
+        self.predict_raw_rounds_cancellable(x, rounds, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`predict_raw_rounds`](Booster::predict_raw_rounds) that returns
+    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is set: it is looked at before each
+    /// tree walks each block of rows.
+    pub fn predict_raw_rounds_cancellable<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        rounds: Range<usize>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Array2<f64>> {
+        let k_out = self.loss.n_outputs();
+        let mut raw = new_output(x.nrows(), k_out, "the raw scores")?;
+        self.predict_raw_rounds_into(x, rounds, raw.view_mut(), n_threads, cancel)?;
+        Ok(raw)
+    }
+
+    /// What the trees of `rounds` add to each row's raw scores, written into `out`, a
+    /// row-major array of shape (samples, outputs), each thread filling the rows it
+    /// scores. X may have any memory layout, as for [`Forest`](crate::Forest) scoring.
+    pub fn predict_raw_rounds_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        rounds: Range<usize>,
+        out: ArrayViewMut2<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        if rounds.start > rounds.end || rounds.end > self.n_rounds() {
+            return Err(invalid(
+                "rounds",
+                format!(
+                    "{rounds:?} is not within the model's {} rounds",
+                    self.n_rounds()
+                ),
+            ));
+        }
+        let k_out = self.loss.n_outputs();
+        let out = output_rows(out, x.nrows(), k_out, "outputs")?;
+        let trees = &self.trees[rounds.start * k_out..rounds.end * k_out];
+        // Trained without missing values, the trees have no side learnt for them.
+        let first_missing_row = AtomicUsize::new(usize::MAX);
+        let workers = Workers::for_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            Forest::score_chunks(
+                self.n_features,
+                x,
+                out,
+                k_out,
+                threads,
+                cancel,
+                |first, rows, out| {
+                    if let Some(i) =
+                        (0..rows.n_samples).find(|&i| rows.row(i).iter().any(|v| v.is_missing()))
+                    {
+                        first_missing_row.fetch_min(first + i, Ordering::Relaxed);
+                        return;
+                    }
+                    out.fill(0.0);
+                    let mut leaves = [0u32; SCORE_CHUNK];
+                    let leaves = &mut leaves[..rows.n_samples];
+                    for (t, tree) in trees.iter().enumerate() {
+                        if is_cancelled(cancel) {
+                            return;
+                        }
+                        tree.leaves_of_rows(rows, 0, leaves);
+                        for (row_out, &leaf) in out.chunks_exact_mut(k_out).zip(&*leaves) {
+                            row_out[t % k_out] += tree_value(tree, leaf as usize);
+                        }
+                    }
+                },
+            )
+        })?;
+        match first_missing_row.into_inner() {
+            usize::MAX => Ok(()),
+            row => Err(invalid(
+                "X",
+                format!(
+                    "gradient boosting does not take missing values (NaN) yet, found in row \
+                     {row}; impute them or use a forest"
+                ),
+            )),
+        }
+    }
+
+    /// Predictions, shape (samples, width): class probabilities (columns in class
+    /// order) for classification, the value for regression (one column).
+    pub fn predict<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array2<f64>> {
+        let raw = self.predict_raw(x, n_threads)?;
+        Ok(self.transform(raw.view()))
+    }
+
+    /// Raw scores, shape (samples, outputs), turned into predictions as
+    /// [`Booster::predict`] gives them.
+    pub fn transform(&self, raw: ArrayView2<'_, f64>) -> Array2<f64> {
+        let width = self.loss.n_predicted();
+        let mut out = Array2::zeros((raw.nrows(), width));
+        for (raw_row, mut out_row) in raw.rows().into_iter().zip(out.rows_mut()) {
+            let raw_row = raw_row.to_vec();
+            self.loss.transform(
+                &raw_row,
+                out_row.as_slice_mut().expect("rows are contiguous"),
+            );
+        }
+        out
+    }
+
+    /// How often each feature takes part in a split atom, normalised to sum 1 (all
+    /// zeros when no tree split). Fails only when the memory for one value per feature
+    /// cannot be had.
+    pub fn split_count_importances(&self) -> Result<Vec<f64>> {
+        let (counts, _) = self.importance_sums()?;
+        Ok(normalised(counts))
+    }
+
+    /// Each split's gain (the decrease of the training loss it brought) shared
+    /// equally among its atom's features, summed and normalised to sum 1. Fails only
+    /// when the memory for one value per feature cannot be had.
+    pub fn gain_importances(&self) -> Result<Vec<f64>> {
+        let (_, gains) = self.importance_sums()?;
+        Ok(normalised(gains))
+    }
+
+    fn importance_sums(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        let per_feature = || try_filled(self.n_features, 1, 0.0, "one importance per feature");
+        let (mut counts, mut gains) = (per_feature()?, per_feature()?);
+        for tree in &self.trees {
+            tree.add_importances(&mut counts, &mut gains);
+        }
+        Ok((counts, gains))
+    }
+}
+
+/// The value of leaf `id` of a boosted tree.
+#[inline(always)]
+pub(super) fn tree_value(tree: &Tree, id: usize) -> f64 {
+    tree.leaf_values(id).map_or(0.0, |values| values[0])
+}
+
+/// `values` scaled to sum 1, or left as zeros.
+fn normalised(mut values: Vec<f64>) -> Vec<f64> {
+    let total: f64 = values.iter().sum();
+    if total > 0.0 {
+        values.iter_mut().for_each(|v| *v /= total);
+    }
+    values
+}
