@@ -8,14 +8,26 @@ signal), :class:`SparseObliqueForestClassifier` and
 :class:`RandomForestClassifier` and :class:`RandomForestRegressor` (single
 features). :mod:`morf_rs.dictionary` holds the atom families a MORF forest
 may mix (signed and weighted patches, single features, neighbourhoods in a
-graph), and :mod:`morf_rs.datasets` generates the papers' simulated
-experiments. :mod:`morf_rs.dask` (``pip install morf_rs[dask]``, imported on its
-own) scores dask arrays and dataframes and grows forests on a Dask cluster.
+graph). The same atom families split the trees of gradient-boosted models:
+:class:`ManifoldObliqueGradientBoostingClassifier` and its regressor,
+:class:`SparseObliqueGradientBoostingClassifier` and
+:class:`GradientBoostingClassifier` (single features). :mod:`morf_rs.datasets`
+generates the papers' simulated experiments. :mod:`morf_rs.dask` (``pip install
+morf_rs[dask]``, imported on its own) scores dask arrays and dataframes and grows
+forests on a Dask cluster.
 """
 
 import importlib.metadata as _metadata
 
 from morf_rs import datasets, dictionary
+from morf_rs._boosters import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    ManifoldObliqueGradientBoostingClassifier,
+    ManifoldObliqueGradientBoostingRegressor,
+    SparseObliqueGradientBoostingClassifier,
+    SparseObliqueGradientBoostingRegressor,
+)
 from morf_rs._forest import (
     BaseObliqueForest,
     ManifoldObliqueForestClassifier,
@@ -34,12 +46,18 @@ except _metadata.PackageNotFoundError:  # imported from a source tree, not insta
 
 __all__ = [
     "BaseObliqueForest",
+    "GradientBoostingClassifier",
+    "GradientBoostingRegressor",
+    "ManifoldObliqueGradientBoostingClassifier",
+    "ManifoldObliqueGradientBoostingRegressor",
     "ManifoldObliqueForestClassifier",
     "ManifoldObliqueForestRegressor",
     "RandomForestClassifier",
     "RandomForestRegressor",
     "SparseObliqueForestClassifier",
     "SparseObliqueForestRegressor",
+    "SparseObliqueGradientBoostingClassifier",
+    "SparseObliqueGradientBoostingRegressor",
     "TreeStructure",
     "__version__",
     "datasets",

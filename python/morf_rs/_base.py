@@ -36,11 +36,10 @@ from morf_rs._validation import (
     check_bool,
     check_int,
     check_real,
-    engine_blocks,
     is_int,
     resolve_fraction_or_count,
     resolve_n_threads,
-    validate_X_scoring,
+    score_blocks,
 )
 
 __all__ = ["BaseObliqueForest"]
@@ -374,14 +373,9 @@ class BaseObliqueForest(InspectTrees, BaseEstimator):
         is, memory-mapped or not, in any layout; other dtypes go a bounded block
         of rows at a time.
         """
-        X = validate_X_scoring(self, X)
         if n_threads is None:
             n_threads = resolve_n_threads(self.n_jobs)
-        shape = (len(X),) if width is None else (len(X), width)
-        out = np.empty(shape, dtype)
-        for rows, block in engine_blocks(X):
-            kernel(block, n_threads, out[rows])
-        return out
+        return score_blocks(self, X, kernel, width, dtype, n_threads)
 
     def _apply(self, X, n_threads=None):
         check_is_fitted(self)

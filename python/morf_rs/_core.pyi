@@ -6,10 +6,19 @@ from typing import Literal, TypedDict, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FORMAT_VERSION", "MAX_ESTIMATORS", "Forest", "_panic_in_engine"]
+__all__ = [
+    "BOOSTER_FORMAT_VERSION",
+    "FORMAT_VERSION",
+    "MAX_ESTIMATORS",
+    "Booster",
+    "Forest",
+    "_panic_in_engine",
+]
 
 # Version of the bytes written by Forest.to_bytes.
 FORMAT_VERSION: int
+# Version of the bytes written by Booster.to_bytes.
+BOOSTER_FORMAT_VERSION: int
 # Most trees a forest may have.
 MAX_ESTIMATORS: int
 
@@ -125,3 +134,68 @@ class Forest:
     def n_outputs(self) -> int: ...
     @property
     def n_estimators(self) -> int: ...
+
+class _BoostParams(TypedDict, total=False):
+    n_estimators: int
+    learning_rate: float
+    max_leaf_nodes: int | None
+    max_depth: int | None
+    min_samples_leaf: int
+    l2_regularization: float
+    max_bins: int
+    subsample: float
+    atoms: Literal["axis", "oblique", "patch", "dictionary"]
+    dictionary: list[_Family]
+    feature_combinations: float
+    image_shape: list[int]
+    patch_min: list[int]
+    patch_max: list[int]
+    wrap: list[bool]
+    contiguous: list[bool]
+    max_features: Literal["sqrt", "log2"] | int | float | None
+    early_stopping: bool
+    validation_fraction: int | float
+    n_iter_no_change: int
+    tol: float
+    random_state: int
+
+@final
+class Booster:
+    """A trained boosted model; X is a 2-D float32, float64 or uint8 array."""
+
+    @staticmethod
+    def fit(
+        x: _Matrix,
+        y: npt.NDArray[np.uint32] | npt.NDArray[np.float64],
+        n_classes: int,
+        sample_weight: npt.NDArray[np.float64] | None,
+        params: _BoostParams,
+        n_threads: int,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> Booster: ...
+    def predict_raw_rounds(
+        self,
+        x: _Matrix,
+        start: int,
+        end: int,
+        n_threads: int,
+        out: npt.NDArray[np.float64] | None = None,
+    ) -> npt.NDArray[np.float64]: ...
+    def transform(self, raw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def split_count_importances(self) -> npt.NDArray[np.float64]: ...
+    def gain_importances(self) -> npt.NDArray[np.float64]: ...
+    def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
+    def baseline(self) -> npt.NDArray[np.float64]: ...
+    def train_loss(self) -> npt.NDArray[np.float64]: ...
+    def validation_loss(self) -> npt.NDArray[np.float64]: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> Booster: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_rounds(self) -> int: ...
+    @property
+    def n_outputs(self) -> int: ...
+    @property
+    def n_classes(self) -> int: ...

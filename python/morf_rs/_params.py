@@ -209,6 +209,101 @@ more give the forest of 100 grown at once, bit for bit.
 )
 
 
+# Gradient boosting: rounds, trees, bins, sampling and early stopping.
+N_ROUNDS = Param(
+    "n_estimators",
+    100,
+    "int",
+    """
+Boosting rounds (scikit-learn's max_iter). A round adds one tree per class,
+or one tree for two classes and for regression.
+""",
+)
+
+LEARNING_RATE = Param(
+    "learning_rate", 0.1, "float", "Shrinkage of every leaf value (> 0)."
+)
+
+MAX_FEATURES_BOOSTING_OBLIQUE = Param(
+    "max_features",
+    1.0,
+    'int, float, "sqrt", "log2" or None',
+    """
+Atoms drawn afresh each round and tried at every node of that round's
+trees: a count, a fraction of n_features, sqrt or log2 of n_features, or
+n_features. May exceed n_features; fit time grows with it.
+""",
+)
+
+MAX_FEATURES_BOOSTING_AXIS = Param(
+    "max_features",
+    1.0,
+    'int, float, "sqrt", "log2" or None',
+    """
+Features drawn afresh each round and tried at every node of that round's
+trees: a count (<= n_features), a fraction in (0, 1] of n_features, sqrt
+or log2 of n_features, or n_features.
+""",
+)
+
+BOOSTING_PARAMS = (
+    Param(
+        "max_leaf_nodes",
+        31,
+        "int or None",
+        "Most leaves per tree, grown best first; None for no limit.",
+    ),
+    Param(
+        "max_depth", None, "int or None", "Deepest a leaf may be; None for no limit."
+    ),
+    Param("min_samples_leaf", 20, "int", "Fewest samples a leaf may hold."),
+    Param("l2_regularization", 0.0, "float", "L2 penalty on leaf values (>= 0)."),
+    Param(
+        "max_bins",
+        255,
+        "int",
+        """
+Most bins (2 to 256) an atom's projections are put in for split search,
+at quantiles of the round's projections.
+""",
+    ),
+    Param(
+        "subsample",
+        1.0,
+        "float in (0, 1]",
+        "Fraction of the samples, drawn afresh each round, that its trees learn from.",
+    ),
+    Param(
+        "early_stopping",
+        "auto",
+        '"auto" or bool',
+        """
+Hold out validation_fraction of the samples and stop when their loss has
+not improved by more than tol for n_iter_no_change rounds. "auto" turns it
+on above 10,000 samples, as scikit-learn does.
+""",
+    ),
+    Param(
+        "validation_fraction",
+        0.1,
+        "int or float",
+        """
+Samples held out for early stopping: a fraction in (0, 1) or a count
+(stratified by class for classifiers).
+""",
+    ),
+    Param(
+        "n_iter_no_change",
+        10,
+        "int",
+        "Rounds without improvement after which early stopping stops.",
+    ),
+    Param(
+        "tol", 1e-7, "float", "Smallest improvement of the held-out loss that counts."
+    ),
+)
+
+
 def make_init(params):
     """An ``__init__`` taking ``params`` (the first positional, the rest keyword-only)
     that stores each argument unchanged under its own name, as scikit-learn expects.

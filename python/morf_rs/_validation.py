@@ -112,6 +112,22 @@ def engine_blocks(X):
     )
 
 
+def score_blocks(estimator, X, kernel, width, dtype, n_threads):
+    """Run an engine scoring ``kernel(x, n_threads, out)`` over X, which fills one
+    output array of ``width`` columns (None: one value per row) in place.
+
+    X of a dtype the engine reads (float32, float64, uint8) goes to it as it is,
+    memory-mapped or not, in any layout; other dtypes go a bounded block of rows at
+    a time (:func:`engine_blocks`).
+    """
+    X = validate_X_scoring(estimator, X)
+    shape = (len(X),) if width is None else (len(X), width)
+    out = np.empty(shape, dtype)
+    for rows, block in engine_blocks(X):
+        kernel(block, n_threads, out[rows])
+    return out
+
+
 def validate_X_y(estimator, X, y):
     try:
         X, y = validate_data(

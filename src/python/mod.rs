@@ -94,6 +94,7 @@ macro_rules! with_view {
     };
 }
 
+mod boost;
 mod train;
 use train::train;
 
@@ -445,15 +446,7 @@ impl PyForest {
 
 impl PyForest {
     fn tree_stats_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let stats = self.forest.tree_stats();
-        let column = |f: fn(&crate::TreeStats) -> i64| stats.iter().map(f).collect::<Vec<_>>();
-        let dict = PyDict::new(py);
-        dict.set_item("max_depth", column(|s| s.max_depth as i64).into_pyarray(py))?;
-        dict.set_item("n_leaves", column(|s| s.n_leaves as i64).into_pyarray(py))?;
-        dict.set_item("n_nodes", column(|s| s.n_nodes as i64).into_pyarray(py))?;
-        let mean_depth: Vec<f64> = stats.iter().map(|s| s.mean_leaf_depth).collect();
-        dict.set_item("mean_leaf_depth", mean_depth.into_pyarray(py))?;
-        Ok(dict)
+        stats_dict(py, &self.forest.tree_stats())
     }
 
     /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
@@ -475,6 +468,18 @@ impl PyForest {
     }
 }
 
+/// Per-tree statistics as a dict of arrays.
+fn stats_dict<'py>(py: Python<'py>, stats: &[crate::TreeStats]) -> PyResult<Bound<'py, PyDict>> {
+    let column = |f: fn(&crate::TreeStats) -> i64| stats.iter().map(f).collect::<Vec<_>>();
+    let dict = PyDict::new(py);
+    dict.set_item("max_depth", column(|s| s.max_depth as i64).into_pyarray(py))?;
+    dict.set_item("n_leaves", column(|s| s.n_leaves as i64).into_pyarray(py))?;
+    dict.set_item("n_nodes", column(|s| s.n_nodes as i64).into_pyarray(py))?;
+    let mean_depth: Vec<f64> = stats.iter().map(|s| s.mean_leaf_depth).collect();
+    dict.set_item("mean_leaf_depth", mean_depth.into_pyarray(py))?;
+    Ok(dict)
+}
+
 /// Panics inside a guarded binding, so that tests can check what a bug turns into.
 #[pyfunction]
 fn _panic_in_engine(py: Python<'_>) -> PyResult<()> {
@@ -484,8 +489,10 @@ fn _panic_in_engine(py: Python<'_>) -> PyResult<()> {
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyForest>()?;
+    module.add_class::<boost::PyBooster>()?;
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
+    module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;
     module.add("MAX_ESTIMATORS", crate::MAX_ESTIMATORS)?;
     Ok(())
 }

@@ -106,8 +106,31 @@ pub(super) fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams>
             ))
         }
     };
-    parsed.max_features = match params.get_item("max_features")? {
-        None => defaults.max_features,
+    parsed.max_features = parse_max_features(params, defaults.max_features)?;
+    parsed.max_samples = match params.get_item("max_samples")? {
+        Some(value) if !value.is_none() => {
+            Some(if value.is_instance_of::<pyo3::types::PyInt>() {
+                MaxSamples::Count(get(params, "max_samples")?.expect("not None"))
+            } else {
+                MaxSamples::Fraction(value.extract().map_err(|_| {
+                    PyTypeError::new_err("max_samples must be None, an int or a float")
+                })?)
+            })
+        }
+        _ => None,
+    };
+    parsed.atoms = super::atoms::parse_atoms(params)?;
+    Ok(parsed)
+}
+
+/// `params["max_features"]`: a name, a count, a fraction or None (every feature);
+/// `default` when absent.
+pub(crate) fn parse_max_features(
+    params: &Bound<'_, PyDict>,
+    default: MaxFeatures,
+) -> PyResult<MaxFeatures> {
+    Ok(match params.get_item("max_features")? {
+        None => default,
         Some(value) if value.is_none() => MaxFeatures::All,
         Some(value) => {
             if let Ok(name) = value.extract::<String>() {
@@ -126,21 +149,7 @@ pub(super) fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams>
                 })?)
             }
         }
-    };
-    parsed.max_samples = match params.get_item("max_samples")? {
-        Some(value) if !value.is_none() => {
-            Some(if value.is_instance_of::<pyo3::types::PyInt>() {
-                MaxSamples::Count(get(params, "max_samples")?.expect("not None"))
-            } else {
-                MaxSamples::Fraction(value.extract().map_err(|_| {
-                    PyTypeError::new_err("max_samples must be None, an int or a float")
-                })?)
-            })
-        }
-        _ => None,
-    };
-    parsed.atoms = super::atoms::parse_atoms(params)?;
-    Ok(parsed)
+    })
 }
 
 pub(crate) fn bad_choice(name: &str, got: &str, allowed: &str) -> PyErr {

@@ -1,0 +1,350 @@
+//! Bindings of the boosted model, `morf_rs._core.Booster`.
+
+use ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+
+use super::atoms::parse_atoms;
+use super::interrupt::{run_interruptible, INLINE_WALKS};
+use super::params::{get, parse_max_features};
+use super::{guarded, stats_dict, value_error, Samples};
+use crate::error::try_filled;
+use crate::{
+    BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures, Progress,
+    ValidationSize,
+};
+
+/// A trained boosted model.
+#[pyclass(name = "Booster", module = "morf_rs._core", frozen)]
+pub struct PyBooster {
+    model: Booster,
+}
+
+impl PyBooster {
+    #[allow(clippy::too_many_arguments)]
+    fn fit_unguarded(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        n_classes: usize,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: &Bound<'_, PyDict>,
+        n_threads: usize,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<PyBooster> {
+        let mut params = parse_boost_params(params)?;
+        params.n_threads = n_threads;
+        let samples = Samples::borrow(x)?;
+        let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
+        let labels;
+        let values;
+        let targets = if n_classes == 0 {
+            values = y.extract::<PyReadonlyArray1<'_, f64>>()?;
+            BoostTargets::Values(values.as_slice()?)
+        } else {
+            labels = y.extract::<PyReadonlyArray1<'_, u32>>()?;
+            BoostTargets::Classes {
+                labels: labels.as_slice()?,
+                n_classes,
+            }
+        };
+        let cancel = AtomicBool::new(false);
+        let progress_now = Mutex::new((0, 0));
+        let record = |p: Progress| {
+            *progress_now.lock().unwrap_or_else(|e| e.into_inner()) = (p.trees_done, p.n_trees);
+        };
+        let control = FitControl::new()
+            .with_progress(&record)
+            .with_cancel(&cancel);
+        let mut reported = 0;
+        let report = || {
+            let (done, total) = *progress_now.lock().unwrap_or_else(|e| e.into_inner());
+            match &progress {
+                Some(callback) if done != reported => {
+                    reported = done;
+                    callback.call1((done, total)).map(drop)
+                }
+                _ => Ok(()),
+            }
+        };
+        let model = with_view!(samples, |view| run_interruptible(
+            py,
+            &cancel,
+            || Booster::fit_with(&params, view, targets, weights, &control),
+            report
+        ))?
+        .map_err(value_error)?;
+        Ok(PyBooster { model })
+    }
+
+    /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
+    /// is short enough to run on the calling thread.
+    fn score<R: Send>(
+        &self,
+        py: Python<'_>,
+        n_rows: usize,
+        work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+    ) -> PyResult<R> {
+        let cancel = AtomicBool::new(false);
+        let walks = n_rows.saturating_mul(self.model.trees().len());
+        let result = if walks < INLINE_WALKS {
+            py.detach(|| work(&cancel))
+        } else {
+            run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+        };
+        result.map_err(value_error)
+    }
+}
+
+#[pymethods]
+impl PyBooster {
+    /// Trains a model: classes when `n_classes >= 2` (y holds uint32 class indices),
+    /// regression when `n_classes == 0` (y holds float64 values). `progress(trees_done,
+    /// n_trees)`, if given, is called on this thread as trees are grown; Ctrl-C (or an
+    /// exception from `progress`) stops the fit.
+    #[staticmethod]
+    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn fit(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        n_classes: usize,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: &Bound<'_, PyDict>,
+        n_threads: usize,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<PyBooster> {
+        guarded(|| {
+            Self::fit_unguarded(
+                py,
+                x,
+                y,
+                n_classes,
+                sample_weight,
+                params,
+                n_threads,
+                progress,
+            )
+        })
+    }
+
+    /// What rounds `start..end` add to the raw scores, without the baseline, shape
+    /// (n_samples, n_outputs); written into `out` when given.
+    #[pyo3(signature = (x, start, end, n_threads, out=None))]
+    fn predict_raw_rounds<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        start: usize,
+        end: usize,
+        n_threads: usize,
+        out: Option<Bound<'py, PyArray2<f64>>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            let out = match out {
+                Some(out) => out,
+                None => {
+                    let k_out = self.model.loss().n_outputs();
+                    let zeros = try_filled(x.len()?, k_out, 0.0f64, "the raw scores")
+                        .map_err(value_error)?;
+                    Array2::from_shape_vec((x.len()?, k_out), zeros)
+                        .expect("one value per sample and output")
+                        .into_pyarray(py)
+                }
+            };
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    let rounds = start..end;
+                    self.model
+                        .predict_raw_rounds_into(view, rounds, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Predictions from raw scores: class probabilities, or values (one column).
+    fn transform<'py>(
+        &self,
+        py: Python<'py>,
+        raw: numpy::PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guarded(|| {
+            let raw = raw.as_array();
+            if raw.ncols() != self.model.loss().n_outputs() {
+                return Err(PyValueError::new_err(format!(
+                    "raw scores need {} columns, got {}",
+                    self.model.loss().n_outputs(),
+                    raw.ncols()
+                )));
+            }
+            Ok(self.model.transform(raw).into_pyarray(py))
+        })
+    }
+
+    /// Normalised counts of features in split atoms.
+    fn split_count_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        guarded(|| {
+            let importances = self.model.split_count_importances();
+            Ok(importances.map_err(value_error)?.into_pyarray(py))
+        })
+    }
+
+    /// Normalised split gains shared among their atoms' features.
+    fn gain_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        guarded(|| {
+            let importances = self.model.gain_importances();
+            Ok(importances.map_err(value_error)?.into_pyarray(py))
+        })
+    }
+
+    /// Per-tree statistics as a dict of arrays.
+    fn tree_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| stats_dict(py, &self.model.tree_stats()))
+    }
+
+    /// Raw scores before any tree, one per output.
+    fn baseline<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.model.baseline().to_vec().into_pyarray(py)
+    }
+
+    /// Mean training loss before the first round and after each.
+    fn train_loss<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.model.train_loss().to_vec().into_pyarray(py)
+    }
+
+    /// Mean held-out loss before the first round and after each (early stopping).
+    fn validation_loss<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.model.validation_loss().to_vec().into_pyarray(py)
+    }
+
+    /// The model as versioned bytes.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        guarded(|| {
+            let bytes = py.detach(|| self.model.to_bytes());
+            Ok(PyBytes::new(py, &bytes))
+        })
+    }
+
+    /// Reads bytes written by `to_bytes`.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyBooster> {
+        guarded(|| {
+            let model = py
+                .detach(|| Booster::from_bytes(data))
+                .map_err(value_error)?;
+            Ok(PyBooster { model })
+        })
+    }
+
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.model.n_features()
+    }
+
+    #[getter]
+    fn n_rounds(&self) -> usize {
+        self.model.n_rounds()
+    }
+
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.model.loss().n_outputs()
+    }
+
+    /// Number of classes, or 0 for regression.
+    #[getter]
+    fn n_classes(&self) -> usize {
+        match self.model.loss() {
+            Loss::SquaredError => 0,
+            loss => loss.n_predicted(),
+        }
+    }
+}
+
+/// Every key `parse_boost_params` reads; any other is a caller's typo.
+const BOOST_KEYS: [&str; 22] = [
+    "n_estimators",
+    "learning_rate",
+    "max_leaf_nodes",
+    "max_depth",
+    "min_samples_leaf",
+    "l2_regularization",
+    "max_bins",
+    "subsample",
+    "atoms",
+    "feature_combinations",
+    "image_shape",
+    "patch_min",
+    "patch_max",
+    "wrap",
+    "contiguous",
+    "dictionary",
+    "max_features",
+    "early_stopping",
+    "validation_fraction",
+    "n_iter_no_change",
+    "tol",
+    "random_state",
+];
+
+fn parse_boost_params(params: &Bound<'_, PyDict>) -> PyResult<BoostParams> {
+    for key in params.keys() {
+        let name: String = key.extract()?;
+        if !BOOST_KEYS.contains(&name.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "unknown engine parameter {name:?}"
+            )));
+        }
+    }
+    let defaults = BoostParams::default();
+    let early_stopping = if get(params, "early_stopping")?.unwrap_or(false) {
+        let stopping = EarlyStopping::default();
+        let validation_size = match params.get_item("validation_fraction")? {
+            Some(value) if value.is_instance_of::<pyo3::types::PyInt>() => {
+                ValidationSize::Count(value.extract()?)
+            }
+            Some(value) if !value.is_none() => {
+                ValidationSize::Fraction(value.extract().map_err(|_| {
+                    PyTypeError::new_err("validation_fraction must be an int or a float")
+                })?)
+            }
+            _ => stopping.validation_size,
+        };
+        Some(EarlyStopping {
+            validation_size,
+            n_iter_no_change: get(params, "n_iter_no_change")?.unwrap_or(stopping.n_iter_no_change),
+            tol: get(params, "tol")?.unwrap_or(stopping.tol),
+        })
+    } else {
+        None
+    };
+    Ok(BoostParams {
+        n_estimators: get(params, "n_estimators")?.unwrap_or(defaults.n_estimators),
+        learning_rate: get(params, "learning_rate")?.unwrap_or(defaults.learning_rate),
+        // Absent means the default (31 leaves); None means no limit.
+        max_leaf_nodes: match params.get_item("max_leaf_nodes")? {
+            None => defaults.max_leaf_nodes,
+            Some(_) => get(params, "max_leaf_nodes")?,
+        },
+        max_depth: get(params, "max_depth")?,
+        min_samples_leaf: get(params, "min_samples_leaf")?.unwrap_or(defaults.min_samples_leaf),
+        l2_regularization: get(params, "l2_regularization")?.unwrap_or(defaults.l2_regularization),
+        max_bins: get(params, "max_bins")?.unwrap_or(defaults.max_bins),
+        subsample: get(params, "subsample")?.unwrap_or(defaults.subsample),
+        atoms: parse_atoms(params)?,
+        max_features: parse_max_features(params, MaxFeatures::All)?,
+        early_stopping,
+        random_state: get(params, "random_state")?.unwrap_or(defaults.random_state),
+        n_threads: 1,
+    })
+}
