@@ -1,0 +1,389 @@
+"""Gradient boosting over atoms, side by side with LightGBM and scikit-learn.
+
+    python benches/boosting.py --part fashion    # Fashion-MNIST 60,000 / 10,000
+    python benches/boosting.py --part mnist1d    # MNIST-1D 4,000 / 1,000, 3 seeds
+    python benches/boosting.py --part seeds      # circle, bars, impulse, multivariate
+    python benches/boosting.py --part timing     # fit and predict times, one command
+    python benches/boosting.py --part mnist1d --quick   # smaller everything
+
+Every model is fitted in this one process on the same arrays with the same number of
+threads (``--threads``, default 2) and, between boosters, the same rounds and leaves.
+Each part writes its CSV (boosting_<part>.csv) under benches/results/ (or
+benches/results/quick/), then rewrites boosting.md from whichever CSVs exist.
+``--part timing`` fits on all 60,000 Fashion-MNIST images at equal rounds, leaves and
+threads and times predict_proba on the 10,000 test images (best of 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TEST_SEED = 1_000_003
+
+# The boosted model recommended for images and signals: signed patches (edges and
+# lines) and Gabor-like stripes, with some single pixels and patch sums, drawn afresh
+# each round.
+FASHION_ROUNDS = 300
+MNIST1D_ROUNDS = 200
+SEED_ROUNDS = 200
+
+
+def _dictionary():
+    from morf_rs.dictionary import AxisAligned, Gabors, Patches, SignedPatches
+
+    return [
+        (AxisAligned(), 0.1),
+        (SignedPatches(bands=2), 0.3),
+        (SignedPatches(bands=3), 0.2),
+        (Gabors(), 0.3),
+        (Patches(), 0.1),
+    ]
+
+
+def morf_booster(shape, patch_max, n_estimators, threads, seed, **params):
+    from morf_rs import ManifoldObliqueGradientBoostingClassifier
+
+    settings = dict(
+        n_estimators=n_estimators,
+        image_shape=shape,
+        patch_min=1,
+        patch_max=patch_max,
+        dictionary=_dictionary(),
+        early_stopping=False,
+        n_jobs=threads,
+        random_state=seed,
+    )
+    settings.update(params)
+    return ManifoldObliqueGradientBoostingClassifier(**settings)
+
+
+def lightgbm(n_estimators, threads, seed, leaves=31):
+    import lightgbm as lgb
+
+    return lgb.LGBMClassifier(
+        n_estimators=n_estimators,
+        num_leaves=leaves,
+        learning_rate=0.1,
+        min_child_samples=20,
+        n_jobs=threads,
+        random_state=seed,
+        verbose=-1,
+    )
+
+
+def hist_gradient_boosting(n_estimators, threads, seed, leaves=31):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    # Its threads follow OMP_NUM_THREADS, set from --threads before sklearn loads.
+    return HistGradientBoostingClassifier(
+        max_iter=n_estimators,
+        max_leaf_nodes=leaves,
+        learning_rate=0.1,
+        early_stopping=False,
+        random_state=seed,
+    )
+
+
+def best_forest(shape, patch_max, threads, seed):
+    """Our forest for images and signals: MORF with the same dictionary."""
+    from morf_rs import ManifoldObliqueForestClassifier
+
+    return ManifoldObliqueForestClassifier(
+        n_estimators=300,
+        image_shape=shape,
+        patch_min=1,
+        patch_max=patch_max,
+        dictionary=_dictionary(),
+        max_features="sqrt",
+        n_jobs=threads,
+        random_state=seed,
+    )
+
+
+def papers_forest(shape, patch_min, patch_max, max_features, wrap, threads, seed):
+    from morf_rs import ManifoldObliqueForestClassifier
+
+    return ManifoldObliqueForestClassifier(
+        n_estimators=300,
+        image_shape=shape,
+        patch_min=patch_min,
+        patch_max=patch_max,
+        wrap=wrap,
+        max_features=max_features,
+        n_jobs=threads,
+        random_state=seed,
+    )
+
+
+def random_forest(threads, seed):
+    from morf_rs import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=300, n_jobs=threads, random_state=seed)
+
+
+def fashion(quick):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fashion_mnist import load_fashion_mnist
+
+    X, y = load_fashion_mnist("train")
+    X_test, y_test = load_fashion_mnist("test")
+    if quick:
+        X, y = X[:5000], y[:5000]
+    return X, y, X_test, y_test
+
+
+def mnist1d():
+    """The standard MNIST-1D split (4,000 / 1,000), generated offline."""
+    from mnist1d.data import get_dataset_args, make_dataset
+
+    data = make_dataset(get_dataset_args())
+    as32 = lambda a: np.ascontiguousarray(a, dtype=np.float32)  # noqa: E731
+    return as32(data["x"]), data["y"], as32(data["x_test"]), data["y_test"]
+
+
+# The seed experiments: (image shape, the papers' patch_min, patch_max, max_features,
+# wrap) for the papers' MORF, and the largest patch extent of the boosted dictionary.
+SEEDS = {
+    "circle": ((100,), (3,), (12,), 0.5, True, 12),
+    "bars": ((28, 28), (2, 2), (2, 9), "sqrt", False, 9),
+    "impulse": ((100,), (2,), (12,), 0.3, False, 12),
+    "multivariate": ((3, 100), (2, 5), (2, 10), "sqrt", False, 10),
+}
+
+
+def timed(model, X, y, X_test):
+    start = time.perf_counter()
+    model.fit(X, y)
+    fit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    proba = model.predict_proba(X_test)
+    predict_s = time.perf_counter() - start
+    return proba, fit_s, predict_s
+
+
+class Recorder:
+    """Fits models in turn, printing and keeping one row of figures per fit."""
+
+    def __init__(self, args):
+        self.threads = args.threads
+        self.quick = args.quick
+        self.rows = []
+
+    def rounds(self, full):
+        return max(20, full // 10) if self.quick else full
+
+    def seeds(self):
+        return range(1 if self.quick else 3)
+
+    def __call__(self, experiment, n, seed, models, X, y, X_test, y_test, **extra):
+        """Fits each of ``models``, (name, estimator) pairs, and tests it."""
+        for name, model in models:
+            proba, fit_s, predict_s = timed(model, X, y, X_test)
+            error = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
+            row = dict(experiment=experiment, model=name, n=n, seed=seed, error=error)
+            row.update(fit_s=fit_s, predict_s=predict_s, threads=self.threads, **extra)
+            print(row, flush=True)
+            self.rows.append(row)
+
+
+def fashion_rows(args):
+    """Fashion-MNIST, all 60,000 training images: our booster beside LightGBM."""
+    record = Recorder(args)
+    threads = record.threads
+    X, y, X_test, y_test = fashion(args.quick)
+    r = record.rounds(FASHION_ROUNDS)
+    models = [
+        ("morf_rs boosted", morf_booster((28, 28), 5, r, threads, 0, max_features=400)),
+        ("LightGBM", lightgbm(r, threads, 0)),
+    ]
+    record("fashion", len(y), 0, models, X, y, X_test, y_test, rounds=r)
+    return record.rows
+
+
+def mnist1d_rows(args):
+    record = Recorder(args)
+    threads = record.threads
+    r = record.rounds(MNIST1D_ROUNDS)
+    X, y, X_test, y_test = mnist1d()
+    for seed in record.seeds():
+        boosted = morf_booster(
+            (40,),
+            8,
+            r,
+            threads,
+            seed,
+            max_features=200,
+            max_leaf_nodes=15,
+            min_samples_leaf=10,
+        )
+        models = [
+            ("morf_rs boosted", boosted),
+            ("LightGBM", lightgbm(r, threads, seed)),
+            ("HistGradientBoosting", hist_gradient_boosting(r, threads, seed)),
+            ("morf_rs MORF forest", best_forest((40,), 8, threads, seed)),
+            ("morf_rs RF", random_forest(threads, seed)),
+        ]
+        record("mnist1d", len(y), seed, models, X, y, X_test, y_test, rounds=r)
+    return record.rows
+
+
+def seed_rows(args):
+    from morf_rs import datasets
+
+    record = Recorder(args)
+    threads = record.threads
+    r = record.rounds(SEED_ROUNDS)
+    sizes = (200,) if args.quick else (200, 1000)
+    for experiment, (shape, pmin, pmax, max_features, wrap, boost_max) in SEEDS.items():
+        make = getattr(datasets, f"make_{experiment}")
+        X_test, y_test = make(2000 if args.quick else 10_000, random_state=TEST_SEED)
+        for n in sizes:
+            for seed in record.seeds():
+                X, y = make(n, random_state=seed)
+                boosted = morf_booster(
+                    shape,
+                    boost_max,
+                    r,
+                    threads,
+                    seed,
+                    wrap=wrap,
+                    min_samples_leaf=5,
+                    max_leaf_nodes=15,
+                )
+                papers = papers_forest(
+                    shape, pmin, pmax, max_features, wrap, threads, seed
+                )
+                models = [
+                    ("morf_rs boosted", boosted),
+                    ("morf_rs MORF forest (papers)", papers),
+                    ("morf_rs RF", random_forest(threads, seed)),
+                    ("LightGBM", lightgbm(r, threads, seed, leaves=15)),
+                ]
+                record(experiment, n, seed, models, X, y, X_test, y_test, rounds=r)
+    return record.rows
+
+
+def timing_rows(args):
+    """Fashion-MNIST, all 60,000 images: boosters at equal rounds, leaves, threads."""
+    X, y, X_test, y_test = fashion(args.quick)
+    r = 20 if args.quick else 100
+    threads = args.threads
+    models = [
+        ("morf_rs boosted", morf_booster((28, 28), 5, r, threads, 0, max_features=400)),
+        ("LightGBM", lightgbm(r, threads, 0)),
+        ("HistGradientBoosting", hist_gradient_boosting(r, threads, 0)),
+    ]
+    rows = []
+    for name, model in models:
+        proba, fit_s, predict_s = timed(model, X, y, X_test)
+        # predict_proba again, best of 3, so that first-call costs do not count.
+        for _ in range(2):
+            start = time.perf_counter()
+            model.predict_proba(X_test)
+            predict_s = min(predict_s, time.perf_counter() - start)
+        error = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
+        row = dict(model=name, n=len(y), rounds=r, leaves=31, threads=threads)
+        row.update(fit_s=fit_s, predict_s=predict_s, error=error)
+        print(row, flush=True)
+        rows.append(row)
+    return rows
+
+
+ACCURACY_PARTS = {"fashion": fashion_rows, "mnist1d": mnist1d_rows, "seeds": seed_rows}
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path):
+    if not path.exists():
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def summary(out, threads):
+    import lightgbm
+    import sklearn
+
+    import morf_rs
+
+    lines = [
+        "# Gradient boosting over atoms: results",
+        "",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} "
+        f"cores; threads {threads}; morf_rs {morf_rs.__version__}, LightGBM "
+        f"{lightgbm.__version__}, scikit-learn {sklearn.__version__}.",
+        "",
+    ]
+    accuracy = [
+        row for part in ACCURACY_PARTS for row in read_csv(out / f"boosting_{part}.csv")
+    ]
+    if accuracy:
+        lines += ["## Test error (mean over seeds, spread = min..max)", ""]
+        lines += ["| experiment | n | model | rounds | test error | spread | fit (s) |"]
+        lines += ["|---|---|---|---|---|---|---|"]
+        groups = {}
+        for row in accuracy:
+            key = (row["experiment"], int(row["n"]), row["model"])
+            groups.setdefault(key, []).append(row)
+        for (experiment, n, model), group in groups.items():
+            errors = [float(r["error"]) for r in group]
+            fits = [float(r["fit_s"]) for r in group]
+            lines.append(
+                f"| {experiment} | {n:,} | {model} | {group[0].get('rounds', '')} | "
+                f"{np.mean(errors):.4f} | {min(errors):.4f}..{max(errors):.4f} | "
+                f"{np.mean(fits):.1f} |"
+            )
+        lines.append("")
+    timing = read_csv(out / "boosting_timing.csv")
+    if timing:
+        lines += [
+            f"## Fashion-MNIST, {int(timing[0]['n']):,} images, "
+            f"{timing[0]['rounds']} rounds, {timing[0]['leaves']} leaves",
+            "",
+            "| model | fit (s) | predict_proba 10,000 rows (s) | test error |",
+            "|---|---|---|---|",
+        ]
+        for row in timing:
+            lines.append(
+                f"| {row['model']} | {float(row['fit_s']):.1f} | "
+                f"{float(row['predict_s']):.3f} | {float(row['error']):.4f} |"
+            )
+        lines.append("")
+    (out / "boosting.md").write_text("\n".join(lines))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=(*ACCURACY_PARTS, "timing"), required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    out = RESULTS / "quick" if args.quick else RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    parts = {**ACCURACY_PARTS, "timing": timing_rows}
+    write_csv(out / f"boosting_{args.part}.csv", parts[args.part](args))
+    summary(out, args.threads)
+
+
+if __name__ == "__main__":
+    # scikit-learn's OpenMP threads are fixed when it loads.
+    for flag in ("--threads",):
+        if flag in sys.argv:
+            os.environ["OMP_NUM_THREADS"] = sys.argv[sys.argv.index(flag) + 1]
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
+    main()
