@@ -41,11 +41,24 @@ def one_tree(forest_class, **params):
 
 
 def assert_same_trees(ours, theirs, X_seen, X_new):
+    """Node by node (both number nodes depth-first, left first): the same children,
+    sample counts, features, thresholds and sides for missing values; and the same
+    leaves and probabilities for seen and new rows."""
     tree = theirs.estimators_[0].tree_
-    stats = ours.tree_stats_
-    assert stats["n_nodes"][0] == tree.node_count
-    assert stats["n_leaves"][0] == tree.n_leaves
-    assert stats["max_depth"][0] == tree.max_depth
+    structure = ours.tree_structure(0)
+    np.testing.assert_array_equal(structure.children_left, tree.children_left)
+    np.testing.assert_array_equal(structure.children_right, tree.children_right)
+    np.testing.assert_array_equal(structure.n_node_samples, tree.n_node_samples)
+    splits = np.flatnonzero(tree.children_left >= 0)
+    features = [structure.atom(node)[0].tolist() for node in splits]
+    assert features == [[feature] for feature in tree.feature[splits]]
+    np.testing.assert_array_equal(
+        structure.missing_go_to_left[splits], tree.missing_go_to_left[splits] == 1
+    )
+    # Present apart from missing: scikit-learn's threshold is infinite, ours the
+    # largest float32.
+    thresholds = np.minimum(tree.threshold[splits], np.finfo(np.float32).max)
+    np.testing.assert_allclose(structure.threshold[splits], thresholds, rtol=1e-6)
     for X in (X_seen, X_new):
         assert same_partition(ours.apply(X)[:, 0], theirs.apply(X)[:, 0])
         np.testing.assert_allclose(
