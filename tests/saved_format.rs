@@ -3,15 +3,24 @@
 //! `tests/fixtures/forest_v{N}.bin` is a small forest saved in format version N and
 //! `forest_v{N}_proba.bin` its probabilities on `probe_rows()` (little-endian f64), each
 //! written by the build that introduced version N: version 1 a patch forest, version 2 a
-//! sparse oblique one (single-feature splits are what version 2 added). A change to the
-//! saved layout must bump `FORMAT_VERSION` and keep reading the older versions, or this
-//! test fails. `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files
-//! of the current version, for a deliberate new version only.
+//! sparse oblique one (single-feature splits are what version 2 added), version 3 a
+//! forest of signed patches, patch sums and single features fitted with missing values
+//! (weighted atoms and the side missing values take are what version 3 added), and
+//! `regression_v3.bin` with `regression_v3_values.bin` a regression forest (leaves of
+//! mean values, also new in version 3). A change to the saved layout must bump
+//! `FORMAT_VERSION` and keep reading the older versions, or this test fails.
+//! `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files of the
+//! current version, for a deliberate new version only.
 
 use std::path::PathBuf;
+use std::sync::Once;
 
+use morf_rs::atoms::{Patches, SignedPatches};
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, Forest, ForestParams, HonestPrior, MaxFeatures, Node, FORMAT_VERSION};
+use morf_rs::{
+    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, Node, Targets,
+    FORMAT_VERSION,
+};
 use ndarray::Array2;
 
 fn fixture(name: &str) -> PathBuf {
@@ -33,59 +42,117 @@ fn probe_rows(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
     (x, y)
 }
 
-fn write_current_version(probe: &Array2<f32>) {
-    let (x_train, y_train) = probe_rows(120, 1);
+fn little_endian(values: impl Iterator<Item = f64>) -> Vec<u8> {
+    values.flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn read_little_endian(name: &str) -> Vec<f64> {
+    std::fs::read(fixture(name))
+        .unwrap()
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+/// `probe_rows` with one value in eight missing: what version 3 is fitted on and scores.
+fn rows_with_missing_values(n: usize, seed: u64) -> Array2<f32> {
+    let (mut x, _) = probe_rows(n, seed);
+    let mut rng = Rng::new(seed + 100, 0);
+    x.iter_mut()
+        .filter(|_| rng.unit() < 0.125)
+        .for_each(|v| *v = f32::NAN);
+    x
+}
+
+/// The rows a fixture of `version` is scored on: from version 3, some values missing.
+fn probe_for(version: u16) -> Array2<f32> {
+    if version >= 3 {
+        rows_with_missing_values(40, 2)
+    } else {
+        probe_rows(40, 2).0
+    }
+}
+
+fn current_dictionary() -> AtomKind {
+    let image = Patches::new(vec![6, 6], vec![1, 1], vec![3, 3]);
+    AtomKind::Mixture(vec![
+        (
+            AtomKind::SignedPatches(SignedPatches::new(image.clone(), 3)),
+            0.5,
+        ),
+        (AtomKind::Patches(image), 0.3),
+        (AtomKind::AxisAligned, 0.2),
+    ])
+}
+
+fn write_current_version() {
+    let probe = probe_for(FORMAT_VERSION);
+    let x_train = rows_with_missing_values(150, 1);
+    let (_, y_train) = probe_rows(150, 1);
     let params = ForestParams {
         n_estimators: 5,
-        atoms: AtomKind::SparseOblique {
-            feature_combinations: 1.5,
-        },
+        atoms: current_dictionary(),
         max_features: MaxFeatures::Count(8),
         honest_fraction: 0.25,
         honest_prior: HonestPrior::Ignore,
         ..ForestParams::default()
     };
     let forest = Forest::fit(&params, x_train.view(), &y_train, 3, None).unwrap();
-    let proba: Vec<u8> = forest
-        .predict_proba(probe.view(), 1)
-        .unwrap()
-        .iter()
-        .flat_map(|p| p.to_le_bytes())
-        .collect();
+    let proba = forest.predict_proba(probe.view(), 1).unwrap();
     std::fs::create_dir_all(fixture("")).unwrap();
-    std::fs::write(
-        fixture(&format!("forest_v{FORMAT_VERSION}.bin")),
-        forest.to_bytes(),
+    let write = |name: String, bytes: Vec<u8>| std::fs::write(fixture(&name), bytes).unwrap();
+    write(format!("forest_v{FORMAT_VERSION}.bin"), forest.to_bytes());
+    write(
+        format!("forest_v{FORMAT_VERSION}_proba.bin"),
+        little_endian(proba.iter().copied()),
+    );
+
+    // The target is the brightness of the bar row, the class, plus noise.
+    let mut rng = Rng::new(4, 0);
+    let values = Array2::from_shape_fn((y_train.len(), 2), |(i, output)| {
+        f64::from(y_train[i]) * (output + 1) as f64 + rng.unit()
+    });
+    let params = ForestParams {
+        criterion: Criterion::SquaredError,
+        ..params
+    };
+    let regression = Forest::fit_with(
+        &params,
+        x_train.view(),
+        Targets::Values(values.view()),
+        None,
+        0..params.n_estimators,
+        &FitControl::new(),
     )
     .unwrap();
-    std::fs::write(
-        fixture(&format!("forest_v{FORMAT_VERSION}_proba.bin")),
-        proba,
-    )
-    .unwrap();
+    let predicted = regression.predict_values(probe.view(), 1).unwrap();
+    write(
+        format!("regression_v{FORMAT_VERSION}.bin"),
+        regression.to_bytes(),
+    );
+    write(
+        format!("regression_v{FORMAT_VERSION}_values.bin"),
+        little_endian(predicted.iter().copied()),
+    );
+}
+
+/// Writes the current version's files once, before either test reads them.
+fn write_fixtures_if_asked() {
+    static WRITE: Once = Once::new();
+    if std::env::var_os("MORF_WRITE_FIXTURES").is_some() {
+        WRITE.call_once(write_current_version);
+    }
 }
 
 #[test]
 fn saved_forests_of_every_version_load_and_predict_as_saved() {
-    let (probe, _) = probe_rows(40, 2);
-    if std::env::var_os("MORF_WRITE_FIXTURES").is_some() {
-        write_current_version(&probe);
-    }
+    write_fixtures_if_asked();
     for version in 1..=FORMAT_VERSION {
-        let path = fixture(&format!("forest_v{version}.bin"));
-        if version == FORMAT_VERSION && !path.exists() {
-            // The current version's fixture is written once its layout is final; its
-            // forests are tested freshly fitted meanwhile (tests/corrupt_bytes.rs).
-            continue;
-        }
-        let bytes = std::fs::read(path).unwrap();
+        let probe = probe_for(version);
+        let bytes = std::fs::read(fixture(&format!("forest_v{version}.bin"))).unwrap();
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), version);
         let forest = Forest::from_bytes(&bytes).unwrap();
-        let saved: Vec<f64> = std::fs::read(fixture(&format!("forest_v{version}_proba.bin")))
-            .unwrap()
-            .chunks_exact(8)
-            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-            .collect();
+        let saved = read_little_endian(&format!("forest_v{version}_proba.bin"));
         let proba = forest.predict_proba(probe.view(), 1).unwrap();
         assert_eq!(
             proba.iter().copied().collect::<Vec<_>>(),
@@ -101,5 +168,47 @@ fn saved_forests_of_every_version_load_and_predict_as_saved() {
                 .iter()
                 .any(|t| t.nodes().iter().any(on_feature)));
         }
+        if version >= 3 {
+            let splits: Vec<(bool, bool)> = forest
+                .trees()
+                .iter()
+                .flat_map(|tree| {
+                    tree.nodes().iter().filter_map(|node| match *node {
+                        Node::Split {
+                            atom_start,
+                            atom_len,
+                            missing_left,
+                            ..
+                        } => {
+                            let atom = tree.atom(atom_start, atom_len);
+                            Some((atom.weights.iter().any(|&w| w < 0.0), missing_left))
+                        }
+                        Node::SplitOnFeature { missing_left, .. } => Some((false, missing_left)),
+                        Node::Leaf { .. } => None,
+                    })
+                })
+                .collect();
+            assert!(splits.iter().any(|&(signed, _)| signed), "no signed atom");
+            assert!(splits.iter().any(|&(_, left)| left), "no missing-left side");
+            assert!(
+                splits.iter().any(|&(_, left)| !left),
+                "no missing-right side"
+            );
+        }
     }
+}
+
+#[test]
+fn saved_regression_forests_load_and_predict_as_saved() {
+    write_fixtures_if_asked();
+    let bytes = std::fs::read(fixture(&format!("regression_v{FORMAT_VERSION}.bin"))).unwrap();
+    let forest = Forest::from_bytes(&bytes).unwrap();
+    let predicted = forest
+        .predict_values(probe_for(FORMAT_VERSION).view(), 1)
+        .unwrap();
+    assert_eq!(predicted.ncols(), 2);
+    assert_eq!(
+        predicted.iter().copied().collect::<Vec<_>>(),
+        read_little_endian(&format!("regression_v{FORMAT_VERSION}_values.bin"))
+    );
 }
