@@ -134,8 +134,11 @@ class BaseGradientBoosting(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training samples, one per row. float32 and float64 C-contiguous
-            arrays are used without a copy; anything else is converted once.
+            Training samples, one per row. float32, float64 and uint8
+            C-contiguous arrays are used without a copy; anything else is
+            converted once. Missing values (NaN) are refused, here and when
+            scoring: impute them first, or use a forest, which learns a side
+            for them.
         y : array-like of shape (n_samples,)
             Class labels of any type (classifiers) or numbers (regressors).
         sample_weight : array-like of shape (n_samples,), default=None

@@ -35,8 +35,9 @@ const VALIDATION_STREAM: u64 = u64::MAX;
 const WALK_CHUNK: usize = 512;
 
 impl Booster {
-    /// Trains a boosted model on `x` (samples in rows) for `targets`, with optional
-    /// non-negative `sample_weight` (a sample of weight 0 is left out).
+    /// Trains a boosted model on `x` (samples in rows, no missing values) for
+    /// `targets`, with optional non-negative `sample_weight` (a sample of weight 0 is
+    /// left out).
     pub fn fit<T: Feature>(
         params: &BoostParams,
         x: ArrayView2<'_, T>,
