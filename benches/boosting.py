@@ -1,7 +1,7 @@
 """Gradient boosting over atoms, side by side with LightGBM and scikit-learn.
 
     python benches/boosting.py --part fashion    # Fashion-MNIST 60,000 / 10,000
-    python benches/boosting.py --part mnist1d    # MNIST-1D 4,000 / 1,000, 3 seeds
+    python benches/boosting.py --part mnist1d    # MNIST-1D 4,000 / 1,000, --seeds 3
     python benches/boosting.py --part seeds      # circle, bars, impulse, multivariate
     python benches/boosting.py --part timing     # fit and predict times, one command
     python benches/boosting.py --part mnist1d --quick   # smaller everything
@@ -156,7 +156,7 @@ SEEDS = {
     "circle": ((100,), (3,), (12,), 0.5, True, 12),
     "bars": ((28, 28), (2, 2), (2, 9), "sqrt", False, 9),
     "impulse": ((100,), (2,), (12,), 0.3, False, 12),
-    "multivariate": ((3, 100), (2, 5), (2, 10), "sqrt", False, 10),
+    "multivariate": ((3, 100), (2, 5), (2, 10), "sqrt", False, (2, 10)),
 }
 
 
@@ -176,13 +176,14 @@ class Recorder:
     def __init__(self, args):
         self.threads = args.threads
         self.quick = args.quick
+        self.n_seeds = args.seeds
         self.rows = []
 
     def rounds(self, full):
         return max(20, full // 10) if self.quick else full
 
     def seeds(self):
-        return range(1 if self.quick else 3)
+        return range(1 if self.quick else self.n_seeds)
 
     def __call__(self, experiment, n, seed, models, X, y, X_test, y_test, **extra):
         """Fits each of ``models``, (name, estimator) pairs, and tests it."""
@@ -372,6 +373,9 @@ def main():
     parser.add_argument("--part", choices=(*ACCURACY_PARTS, "timing"), required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="seeds of mnist1d and seeds (default 3)"
+    )
     args = parser.parse_args()
     out = RESULTS / "quick" if args.quick else RESULTS
     out.mkdir(parents=True, exist_ok=True)
