@@ -9,8 +9,9 @@
 //! `regression_v3.bin` with `regression_v3_values.bin` a regression forest (leaves of
 //! mean values, also new in version 3). A change to the saved layout must bump
 //! `FORMAT_VERSION` and keep reading the older versions, or this test fails.
+//! Boosted models have their own version: `booster_v{N}.bin` and `booster_v{N}_proba.bin`.
 //! `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files of the
-//! current version, for a deliberate new version only.
+//! current versions, for a deliberate new version only.
 
 use std::path::PathBuf;
 use std::sync::Once;
@@ -18,8 +19,8 @@ use std::sync::Once;
 use morf_rs::atoms::{Patches, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, Node, Targets,
-    FORMAT_VERSION,
+    AtomKind, BoostParams, BoostTargets, Booster, Criterion, FitControl, Forest, ForestParams,
+    HonestPrior, MaxFeatures, Node, Targets, BOOSTER_FORMAT_VERSION, FORMAT_VERSION,
 };
 use ndarray::Array2;
 
@@ -134,6 +135,28 @@ fn write_current_version() {
         format!("regression_v{FORMAT_VERSION}_values.bin"),
         little_endian(predicted.iter().copied()),
     );
+
+    let (x_train, y_train) = probe_rows(150, 1);
+    let params = BoostParams {
+        n_estimators: 10,
+        atoms: current_dictionary(),
+        max_features: MaxFeatures::Count(8),
+        ..BoostParams::default()
+    };
+    let labels = BoostTargets::Classes {
+        labels: &y_train,
+        n_classes: 3,
+    };
+    let booster = Booster::fit(&params, x_train.view(), labels, None).unwrap();
+    let proba = booster.predict(probe_rows(40, 2).0.view(), 1).unwrap();
+    write(
+        format!("booster_v{BOOSTER_FORMAT_VERSION}.bin"),
+        booster.to_bytes(),
+    );
+    write(
+        format!("booster_v{BOOSTER_FORMAT_VERSION}_proba.bin"),
+        little_endian(proba.iter().copied()),
+    );
 }
 
 /// Writes the current version's files once, before either test reads them.
@@ -211,4 +234,20 @@ fn saved_regression_forests_load_and_predict_as_saved() {
         predicted.iter().copied().collect::<Vec<_>>(),
         read_little_endian(&format!("regression_v{FORMAT_VERSION}_values.bin"))
     );
+}
+
+#[test]
+fn saved_boosters_of_every_version_load_and_predict_as_saved() {
+    write_fixtures_if_asked();
+    for version in 1..=BOOSTER_FORMAT_VERSION {
+        let bytes = std::fs::read(fixture(&format!("booster_v{version}.bin"))).unwrap();
+        let booster = Booster::from_bytes(&bytes).unwrap();
+        assert_eq!(booster.n_rounds(), 10);
+        let proba = booster.predict(probe_rows(40, 2).0.view(), 1).unwrap();
+        assert_eq!(
+            proba.iter().copied().collect::<Vec<_>>(),
+            read_little_endian(&format!("booster_v{version}_proba.bin")),
+            "booster version {version}"
+        );
+    }
 }
