@@ -1,8 +1,11 @@
 //! Scoring through the public API: layouts, element types, output in place, streams of
 //! blocks, and the checks made inside the parallel walk.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::one_informative_feature;
 use morf_rs::rng::Rng;
 use morf_rs::{AtomKind, Forest, ForestParams, MorfError, Patches};
 use ndarray::{concatenate, s, Array2, Axis, ShapeBuilder};
@@ -227,5 +230,62 @@ fn a_stream_of_blocks_scores_as_one_array() {
             results[2].as_ref().unwrap(),
             &expected.slice(s![200..300, ..])
         );
+    }
+}
+
+#[test]
+fn large_batches_score_the_same_in_parallel() {
+    let (x, y) = one_informative_feature(300, 12);
+    let forest = Forest::fit(
+        &ForestParams {
+            n_estimators: 10,
+            ..ForestParams::default()
+        },
+        x.view(),
+        &y,
+        2,
+        None,
+    )
+    .unwrap();
+    let (big, _) = one_informative_feature(5000, 13);
+    assert_eq!(
+        forest.predict_proba(big.view(), 1).unwrap(),
+        forest.predict_proba(big.view(), 3).unwrap()
+    );
+    assert_eq!(
+        forest.apply(big.view(), 1).unwrap(),
+        forest.apply(big.view(), 0).unwrap()
+    );
+}
+
+#[test]
+fn batch_scoring_finds_each_rows_own_leaf() {
+    // Rows walk a tree in lanes that take the next row as soon as theirs reaches a
+    // leaf; leaves of very different depths make lanes finish out of step.
+    let (x, y) = one_informative_feature(400, 21);
+    let forest = Forest::fit(
+        &ForestParams {
+            n_estimators: 5,
+            atoms: AtomKind::SparseOblique {
+                feature_combinations: 2.0,
+            },
+            ..ForestParams::default()
+        },
+        x.view(),
+        &y,
+        2,
+        None,
+    )
+    .unwrap();
+    let (batch, _) = one_informative_feature(300, 22);
+    for n_rows in [1, 7, 8, 9, 129, 300] {
+        let rows = batch.slice(s![..n_rows, ..]);
+        let leaves = forest.apply(rows, 1).unwrap();
+        for (t, tree) in forest.trees().iter().enumerate() {
+            for (i, row) in rows.rows().into_iter().enumerate() {
+                let row = row.to_vec();
+                assert_eq!(leaves[[i, t]] as usize, tree.leaf_of(&row), "{n_rows} rows");
+            }
+        }
     }
 }
