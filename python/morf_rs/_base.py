@@ -31,6 +31,7 @@ from morf_rs._params import (
     make_init,
     parameters_section,
 )
+from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
 from morf_rs._validation import (
     check_bool,
@@ -62,7 +63,7 @@ _SHARED_ATTRIBUTES_DOC = """    n_features_in_ : int
 """
 
 
-class BaseObliqueForest(InspectTrees, BaseEstimator):
+class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
     """Shared fit/apply machinery of every forest; not meant to be used directly.
 
     Subclasses choose an atom family (``_atoms``, ``_atom_parameters``,
@@ -70,6 +71,9 @@ class BaseObliqueForest(InspectTrees, BaseEstimator):
     ``_fit_engine``).
     """
 
+    _model_attribute = "_forest"
+    _model_type = Forest
+    _model_noun = "forest"
     # Defaults for the atom family and the task, which subclasses replace.
     _atoms = "axis"
     _max_features_above_n = True
@@ -440,31 +444,3 @@ class BaseObliqueForest(InspectTrees, BaseEstimator):
         """
         check_is_fitted(self)
         return self._forest.tree_stats()
-
-    def __getstate__(self):
-        # object.__getstate__ returns the live __dict__ on Python >= 3.11.
-        state = dict(super().__getstate__())
-        if "_forest" in state:
-            state["_forest"] = state["_forest"].to_bytes()
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        if "_forest" in state:
-            forest = Forest.from_bytes(state["_forest"])
-            # The engine validated the forest; the Python attributes must agree with it.
-            expected = {
-                **self._engine_shape(forest),
-                "n_features_in_": forest.n_features,
-            }
-            found = {
-                **self._state_shape(state),
-                "n_features_in_": state.get("n_features_in_"),
-            }
-            if found != expected:
-                raise ValueError(
-                    f"cannot load forest: the pickle describes {found} but its forest "
-                    f"has {expected}; the pickle was altered or damaged."
-                )
-            state["_forest"] = forest
-        super().__setstate__(state)

@@ -28,6 +28,7 @@ from morf_rs._params import (
     make_init,
     parameters_section,
 )
+from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
 from morf_rs._validation import (
     check_choice,
@@ -74,13 +75,16 @@ _SHARED_ATTRIBUTES_DOC = """    n_iter_ : int
 """
 
 
-class BaseGradientBoosting(BaseEstimator):
+class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
     """Shared fit, staged prediction and persistence; not meant to be used directly.
 
     Subclasses choose an atom family (``_atoms``, ``_atom_parameters``,
     ``_atom_params``) and a task (``_task_parameters``, ``_prepare_targets``).
     """
 
+    _model_attribute = "_booster"
+    _model_type = Booster
+    _model_noun = "model"
     _atoms = "axis"
     _max_features_above_n = True
     _atom_parameters = ()
@@ -342,31 +346,13 @@ class BaseGradientBoosting(BaseEstimator):
         check_is_fitted(self)
         return self._booster.tree_stats()
 
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        if "_booster" in state:
-            state["_booster"] = state["_booster"].to_bytes()
-        return state
+    @staticmethod
+    def _engine_shape(booster):
+        return {"n_classes": booster.n_classes}
 
-    def __setstate__(self, state):
-        state = dict(state)
-        if "_booster" in state:
-            booster = Booster.from_bytes(state["_booster"])
-            expected = {
-                "n_classes": booster.n_classes,
-                "n_features_in_": booster.n_features,
-            }
-            found = {
-                "n_classes": len(state["classes_"]) if "classes_" in state else 0,
-                "n_features_in_": state.get("n_features_in_"),
-            }
-            if found != expected:
-                raise ValueError(
-                    f"cannot load model: the pickle describes {found} but its model "
-                    f"has {expected}; the pickle was altered or damaged."
-                )
-            state["_booster"] = booster
-        super().__setstate__(state)
+    @staticmethod
+    def _state_shape(state):
+        return {"n_classes": len(state["classes_"]) if "classes_" in state else 0}
 
 
 class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):

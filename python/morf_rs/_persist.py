@@ -1,0 +1,43 @@
+"""Pickling of fitted estimators through their engine model's saved bytes."""
+
+from __future__ import annotations
+
+
+class PersistThroughBytes:
+    """Pickles the fitted engine model as its versioned, checksummed bytes.
+
+    On load the engine validates the bytes, and the estimator's own attributes must
+    agree with the model they describe. Subclasses name the model's attribute
+    (``_model_attribute``), its engine type (``_model_type``, with ``from_bytes`` and
+    ``n_features``) and what to call it in errors (``_model_noun``), and say what the
+    task's attributes are according to the model (``_engine_shape(model)``) and to the
+    pickled state (``_state_shape(state)``).
+    """
+
+    def __getstate__(self):
+        # object.__getstate__ returns the live __dict__ on Python >= 3.11.
+        state = dict(super().__getstate__())
+        if self._model_attribute in state:
+            state[self._model_attribute] = state[self._model_attribute].to_bytes()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        if self._model_attribute in state:
+            model = self._model_type.from_bytes(state[self._model_attribute])
+            expected = {
+                **self._engine_shape(model),
+                "n_features_in_": model.n_features,
+            }
+            found = {
+                **self._state_shape(state),
+                "n_features_in_": state.get("n_features_in_"),
+            }
+            if found != expected:
+                noun = self._model_noun
+                raise ValueError(
+                    f"cannot load {noun}: the pickle describes {found} but its {noun} "
+                    f"has {expected}; the pickle was altered or damaged."
+                )
+            state[self._model_attribute] = model
+        super().__setstate__(state)
