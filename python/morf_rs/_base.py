@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._core import MAX_ESTIMATORS, Forest
 from morf_rs._inspect import InspectTrees
@@ -37,9 +37,11 @@ from morf_rs._validation import (
     check_bool,
     check_int,
     check_real,
+    check_verbose,
     is_int,
     resolve_fraction_or_count,
     resolve_n_threads,
+    resolve_sample_weight,
     score_blocks,
 )
 
@@ -190,7 +192,9 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
         if previous is not None:
             grow = self._trees_to_add(previous, params["n_estimators"], n_features)
         targets, fitted_attributes = self._prepare_targets(y, **fixed_targets)
-        sample_weight = self._resolve_sample_weight(sample_weight, X, y)
+        sample_weight = resolve_sample_weight(
+            sample_weight, X, y, self._task_sample_weight
+        )
         X_fit, targets_fit, rows = X, targets, None
         if sample_weight is not None and not np.all(sample_weight > 0):
             # Dropping zero-weight samples makes weight 0 exactly equivalent to
@@ -199,7 +203,8 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
             X_fit, targets_fit = X[rows], targets[rows]
             sample_weight = sample_weight[rows]
         if grow is None or grow[0] < grow[1]:
-            with fit_progress(self._check_verbose(), type(self).__name__) as progress:
+            verbose = check_verbose(self.verbose)
+            with fit_progress(verbose, type(self).__name__) as progress:
                 forest = self._fit_engine(
                     X_fit,
                     targets_fit,
@@ -315,11 +320,6 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
         seeds of its trees."""
         return int(check_random_state(self.random_state).randint(_MAX_SEED))
 
-    def _check_verbose(self):
-        if isinstance(self.verbose, (bool, np.bool_)):
-            return int(self.verbose)
-        return check_int("verbose", self.verbose, 0)
-
     def _check_max_features(self, n_features):
         value = self.max_features
         if value is None or value in ("sqrt", "log2"):
@@ -342,25 +342,6 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
         if is_int(value):
             return check_int("max_samples", value, 1, n_samples)
         return check_real("max_samples", value, 0.0, 1.0, low_open=True)
-
-    def _resolve_sample_weight(self, sample_weight, X, y):
-        """sample_weight as float64 with the task's weights (class_weight) folded
-        in, checked; None when all weights are 1."""
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-            if np.any(sample_weight < 0):
-                raise ValueError(
-                    "sample_weight must be non-negative; found "
-                    f"{int(np.sum(sample_weight < 0))} negative value(s). Give "
-                    "those samples weight 0 or remove them."
-                )
-        sample_weight = self._task_sample_weight(sample_weight, y)
-        if sample_weight is not None and not np.any(sample_weight > 0):
-            raise ValueError(
-                "Every sample has weight 0 (sample_weight, times class_weight for "
-                "classifiers); give at least one sample a positive weight."
-            )
-        return sample_weight
 
     def _task_sample_weight(self, sample_weight, y):
         """sample_weight with the task's own weights folded in."""

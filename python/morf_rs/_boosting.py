@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._core import MAX_ESTIMATORS, Booster
 from morf_rs._params import (
@@ -34,8 +34,10 @@ from morf_rs._validation import (
     check_choice,
     check_int,
     check_real,
+    check_verbose,
     is_int,
     resolve_n_threads,
+    resolve_sample_weight,
     scaled_to_one,
     score_blocks,
     validate_X_scoring,
@@ -171,14 +173,13 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         n_threads = resolve_n_threads(self.n_jobs)
         params = self._engine_params(*X.shape)
         targets, n_classes, fitted = self._prepare_targets(y)
-        sample_weight = self._resolve_sample_weight(sample_weight, X, y)
+        sample_weight = resolve_sample_weight(
+            sample_weight, X, y, self._task_sample_weight
+        )
         if sample_weight is not None and not np.all(sample_weight > 0):
             keep = sample_weight > 0
             X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
-        verbose = self.verbose
-        if not isinstance(verbose, (bool, np.bool_)):
-            verbose = check_int("verbose", verbose, 0)
-        with fit_progress(int(verbose), type(self).__name__) as progress:
+        with fit_progress(check_verbose(self.verbose), type(self).__name__) as progress:
             self._booster = Booster.fit(
                 X, targets, n_classes, sample_weight, params, n_threads, progress
             )
@@ -254,22 +255,6 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
             return check_int("max_features", value, 1, limit)
         high = np.inf if self._max_features_above_n else 1.0
         return check_real("max_features", value, 0.0, high, low_open=True)
-
-    def _resolve_sample_weight(self, sample_weight, X, y):
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-            if np.any(sample_weight < 0):
-                raise ValueError(
-                    "sample_weight must be non-negative; found "
-                    f"{int(np.sum(sample_weight < 0))} negative value(s). Give "
-                    "those samples weight 0 or remove them."
-                )
-        sample_weight = self._task_sample_weight(sample_weight, y)
-        if sample_weight is not None and not np.any(sample_weight > 0):
-            raise ValueError(
-                "Every sample has weight 0; give at least one sample a positive weight."
-            )
-        return sample_weight
 
     def _task_sample_weight(self, sample_weight, y):
         return sample_weight

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 from joblib import cpu_count
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import _check_sample_weight, check_array, column_or_1d
 
 try:
     from sklearn.utils.validation import validate_data
@@ -225,6 +225,13 @@ def check_bool(name, value):
     return bool(value)
 
 
+def check_verbose(value):
+    """verbose as a level: a bool, or an int of at least 0."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    return check_int("verbose", value, 0)
+
+
 def resolve_n_threads(n_jobs):
     """scikit-learn's n_jobs: None is one thread, -1 all cores, -2 all but one.
 
@@ -244,6 +251,26 @@ def resolve_n_threads(n_jobs):
     if n_jobs < 0:
         return max(1, cores + 1 + int(n_jobs))
     return min(int(n_jobs), cores)
+
+
+def resolve_sample_weight(sample_weight, X, y, task_sample_weight):
+    """sample_weight as float64 with the task's weights (class_weight) folded in by
+    ``task_sample_weight(sample_weight, y)``, checked; None when all weights are 1."""
+    if sample_weight is not None:
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sample_weight < 0):
+            raise ValueError(
+                "sample_weight must be non-negative; found "
+                f"{int(np.sum(sample_weight < 0))} negative value(s). Give "
+                "those samples weight 0 or remove them."
+            )
+    sample_weight = task_sample_weight(sample_weight, y)
+    if sample_weight is not None and not np.any(sample_weight > 0):
+        raise ValueError(
+            "Every sample has weight 0 (sample_weight, times class_weight for "
+            "classifiers); give at least one sample a positive weight."
+        )
+    return sample_weight
 
 
 def resolve_fraction_or_count(name, value, n_samples, minimum, high_open):
