@@ -6,6 +6,13 @@
 //! `edge[b - 1] < z <= edge[b]`. So "bin <= b" and "z <= edge[b]" select the same
 //! samples, and a split found on bins is stored as the threshold `edge[b]` that scoring
 //! compares the same `f32` projection with: training and scoring agree on every row.
+//!
+//! Where the edge sample shows an atom at most `max_bins` distinct values, each value
+//! gets a bin of its own, and a histogram scan is then an exact scan: it tries every
+//! threshold between distinct values, as sorting or counting the values would. That
+//! holds for every atom of a round of at most 8,192 samples (the edge sample is then
+//! every sample) whose projections take at most `max_bins` values: whole-valued X
+//! (pixels, counts) on single features or small integer-weighted patches, say.
 
 use rayon::prelude::*;
 
@@ -282,11 +289,22 @@ mod tests {
                 let n_bins = binned.n_bins(a);
                 prop_assert!((1..=max_bins).contains(&n_bins));
                 let column = binned.column(a);
-                for (p, &row) in row_of.iter().enumerate() {
-                    let z = atoms.get(a).project(rows.row(row as usize));
+                let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
+                for (p, &z) in z.iter().enumerate() {
                     prop_assert!((column[p] as usize) < n_bins);
                     for b in 0..n_bins - 1 {
                         prop_assert_eq!(column[p] as usize <= b, z <= binned.threshold(a, b));
+                    }
+                }
+                // Few distinct values: a bin each, so that the bins are exact.
+                let mut distinct = z.clone();
+                distinct.sort_by(f32::total_cmp);
+                distinct.dedup();
+                if distinct.len() <= max_bins {
+                    for p in 0..n {
+                        for q in 0..n {
+                            prop_assert_eq!(column[p] == column[q], z[p] == z[q]);
+                        }
                     }
                 }
             }

@@ -99,10 +99,10 @@ impl Booster {
         let limits = GrowLimits {
             max_leaves: params.max_leaf_nodes.unwrap_or(usize::MAX),
             max_depth: params.max_depth.unwrap_or(usize::MAX),
-            split: SplitLimits {
-                min_samples_leaf: params.min_samples_leaf.min(u32::MAX as usize) as u32,
-                l2_regularization: params.l2_regularization,
-            },
+            split: SplitLimits::boosting(
+                params.min_samples_leaf.min(u32::MAX as usize) as u32,
+                params.l2_regularization,
+            ),
             learning_rate: params.learning_rate,
         };
         // Bytes hold the same values, so projections from them are the same floats.

@@ -13,6 +13,7 @@ use super::binning::BinnedAtoms;
 use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
 use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
 use crate::forest::control::is_cancelled;
+use crate::split::GradientHessian;
 use crate::tree::{Leaves, Node, Tree};
 
 /// Atoms per parallel task when summing histograms and scanning them.
@@ -26,7 +27,7 @@ pub(crate) struct GrowLimits {
     /// Deepest a leaf may be.
     pub max_depth: usize,
     /// Where a node may be split.
-    pub split: SplitLimits,
+    pub split: SplitLimits<GradientHessian>,
     /// Shrinkage of leaf values.
     pub learning_rate: f64,
 }

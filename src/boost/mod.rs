@@ -8,6 +8,12 @@
 //! bins ([`histogram`], [`split`], [`grow`]), the larger child's histogram taken from
 //! its parent's. Start at [`Booster::fit`] with a [`BoostParams`].
 //!
+//! A split's gain, `G_L^2 / (H_L + lambda) + G_R^2 / (H_R + lambda) - G^2 / (H +
+//! lambda)`, is the [`GradientHessian`](crate::split::GradientHessian) criterion of
+//! [`crate::split`], beside the forests' Gini, entropy and squared error: the
+//! histogram scan here and the exact scans of samples there are written once over
+//! [`SplitCriterion`](crate::split::SplitCriterion).
+//!
 //! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
 //! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
 //! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),

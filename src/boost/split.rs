@@ -1,47 +1,57 @@
-//! How is a node split? The gain of moving a node's samples into two children, each
-//! given its Newton step as value, and the best bin boundary of an atom's histogram.
+//! How is a node split? The best bin boundary of an atom's histogram under a
+//! [`SplitCriterion`]: for boosting [`GradientHessian`], whose gain is the loss
+//! decrease of giving each child its Newton step, `G_L^2 / (H_L + lambda) +
+//! G_R^2 / (H_R + lambda) - G^2 / (H + lambda)`. The formulas live with the forests'
+//! criteria in [`crate::split`], so that this scan and the exact scans of samples there
+//! rank splits alike.
 
 use super::histogram::{Bin, Sums, SLOT};
-
-/// Smallest hessian sum a child must keep (scikit-learn's `min_hessian_to_split`).
-const MIN_CHILD_HESSIAN: f64 = 1e-3;
+use crate::split::{Float, GradientHessian, SplitCriterion};
 
 /// Settings that decide whether and where a node may be split.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct SplitLimits {
+pub(crate) struct SplitLimits<C> {
+    /// What a split decreases.
+    pub criterion: C,
     /// Fewest samples either child may hold.
     pub min_samples_leaf: u32,
-    /// L2 penalty on leaf values.
-    pub l2_regularization: f64,
+    /// Least weight (for boosting, hessian sum) either child must keep; above 0.
+    pub min_child_weight: f64,
 }
 
-impl SplitLimits {
-    /// Twice the loss decrease of giving `sums` its optimal value: `G^2 / (H + lambda)`.
-    #[inline(always)]
-    fn score(&self, sums: Sums) -> f64 {
-        sums.g * sums.g / (sums.h + self.l2_regularization)
+impl SplitLimits<GradientHessian> {
+    /// Boosting's limits: scikit-learn's least hessian per child.
+    pub fn boosting(min_samples_leaf: u32, l2_regularization: f64) -> Self {
+        SplitLimits {
+            criterion: GradientHessian { l2_regularization },
+            min_samples_leaf,
+            min_child_weight: GradientHessian::MIN_CHILD_HESSIAN,
+        }
     }
 
     /// The optimal value of a leaf holding `sums`, before shrinkage: `-G / (H + lambda)`.
     pub fn leaf_value(&self, sums: Sums) -> f64 {
-        let denominator = sums.h + self.l2_regularization;
-        if denominator > 0.0 {
-            -sums.g / denominator
-        } else {
-            0.0
-        }
+        self.criterion.leaf_value(sums.g, sums.h)
     }
+}
 
+impl<C> SplitLimits<C> {
     /// Whether a node of `n` samples is large enough to have two children.
     pub fn may_split(&self, n: u32) -> bool {
         n >= 2 * self.min_samples_leaf
     }
 }
 
+/// The cost of a side whose one entry sums to `sum` and whose weight is `weight`.
+#[inline(always)]
+fn side_cost<C: SplitCriterion, F: Float>(criterion: &C, sum: F, weight: F) -> F {
+    criterion.cost(weight, criterion.term(sum))
+}
+
 /// The best boundary found for a node.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct BinSplit {
-    /// Decrease of the loss (twice, as [`SplitLimits::score`]).
+    /// Decrease of the criterion (for boosting, twice the loss's).
     pub gain: f64,
     /// The atom, an index into the round's atoms.
     pub atom: u32,
@@ -77,7 +87,7 @@ pub(crate) struct ScanScratch {
     left_h: [f32; SLOT],
     left_n: [u32; SLOT],
     bin_of: [u8; SLOT],
-    scores: [f32; SLOT],
+    costs: [f32; SLOT],
 }
 
 impl Default for ScanScratch {
@@ -87,35 +97,37 @@ impl Default for ScanScratch {
             left_h: [0.0; SLOT],
             left_n: [0; SLOT],
             bin_of: [0; SLOT],
-            scores: [0.0; SLOT],
+            costs: [0.0; SLOT],
         }
     }
 }
 
 /// The best boundary of `atom`'s histogram `bins` (at most [`SLOT`] of them) for a
-/// node with sums `total`, among those leaving enough samples and hessian on both
-/// sides and decreasing the loss.
+/// node with sums `total`, among those leaving enough samples and weight on both sides
+/// and decreasing the criterion. A bin's one entry is its gradient sum and its weight
+/// its hessian sum.
 ///
 /// Running sums first, kept only after occupied bins (after an empty bin a boundary
-/// splits the samples as the one before it does); then every kept boundary's score
-/// without branches, in `f32` (a loop the compiler vectorises four lanes wide,
-/// divisions included); then the largest, the earliest among equals, whose sums and
-/// gain are finally computed in `f64`. Near-ties within `f32` rounding may go either
-/// way, always the same way for the same histogram.
-pub(crate) fn best_bin_split(
+/// splits the samples as the one before it does); then every kept boundary's
+/// children's cost without branches, in `f32` (a loop the compiler vectorises four
+/// lanes wide, divisions included); then the smallest, the earliest among equals, whose
+/// sums and gain are finally computed in `f64`. Near-ties within `f32` rounding may go
+/// either way, always the same way for the same histogram.
+pub(crate) fn best_bin_split<C: SplitCriterion>(
     bins: &[Bin],
     total: Sums,
     atom: u32,
-    limits: &SplitLimits,
+    limits: &SplitLimits<C>,
     scratch: &mut ScanScratch,
 ) -> Option<BinSplit> {
+    debug_assert_eq!(limits.criterion.n_entries(), 1);
     let boundaries = bins.len().saturating_sub(1);
     let ScanScratch {
         left_g,
         left_h,
         left_n,
         bin_of,
-        scores,
+        costs,
     } = scratch;
     // Running sums in f32, for ranking only: the winner's sums and gain are
     // recomputed in f64 below.
@@ -131,30 +143,32 @@ pub(crate) fn best_bin_split(
         bin_of[kept] = b as u8;
         kept += usize::from(bin.n > 0);
     }
-    let lambda = limits.l2_regularization as f32;
+    let criterion = &limits.criterion;
     let min_n = limits.min_samples_leaf;
-    let min_h = MIN_CHILD_HESSIAN as f32;
+    let min_h = limits.min_child_weight as f32;
     let (g, h, n) = (total.g as f32, total.h as f32, total.n);
     for i in 0..kept {
         let (gl, hl, nl) = (left_g[i], left_h[i], left_n[i]);
         let (gr, hr, nr) = (g - gl, h - hl, n - nl);
         let allowed = (nl >= min_n) & (nr >= min_n) & (hl >= min_h) & (hr >= min_h);
-        let score = gl * gl / (hl + lambda) + gr * gr / (hr + lambda);
-        scores[i] = if allowed { score } else { f32::NEG_INFINITY };
+        let cost = side_cost(criterion, gl, hl) + side_cost(criterion, gr, hr);
+        costs[i] = if allowed { cost } else { f32::INFINITY };
     }
-    // The largest score (compare-and-select, which vectorises), then its first place.
-    let largest = scores[..kept]
+    // The smallest cost (compare-and-select, which vectorises), then its first place.
+    let smallest = costs[..kept]
         .iter()
-        .fold(f32::NEG_INFINITY, |m, &s| if s > m { s } else { m });
-    if largest == f32::NEG_INFINITY {
+        .fold(f32::INFINITY, |m, &c| if c < m { c } else { m });
+    if smallest == f32::INFINITY {
         return None;
     }
-    let first = scores[..kept].iter().position(|&s| s == largest)?;
+    let first = costs[..kept].iter().position(|&c| c == smallest)?;
     let bin = bin_of[first] as usize;
     let left = bins[..=bin]
         .iter()
         .fold(Sums::default(), |sums, &bin| sums + bin);
-    let gain = limits.score(left) + limits.score(total - left) - limits.score(total);
+    let right = total - left;
+    let gain = side_cost(criterion, total.g, total.h)
+        - (side_cost(criterion, left.g, left.h) + side_cost(criterion, right.g, right.h));
     (gain > 0.0).then_some(BinSplit {
         gain,
         atom,
@@ -181,7 +195,7 @@ mod tests {
                 .map(|&(g, h, n)| Bin { g: g as f32 * n as f32, h: h as f32 * n as f32, n })
                 .collect();
             let total = bins.iter().fold(Sums::default(), |a, &b| a + b);
-            let limits = SplitLimits { min_samples_leaf, l2_regularization: l2 };
+            let limits = SplitLimits::boosting(min_samples_leaf, l2);
             let found = best_bin_split(&bins, total, 3, &limits, &mut ScanScratch::default());
             let score = |s: Sums| s.g * s.g / (s.h + l2);
             let mut expected: Option<(f64, usize)> = None;
@@ -189,7 +203,8 @@ mod tests {
                 let left = bins[..=b].iter().fold(Sums::default(), |a, &x| a + x);
                 let right = total - left;
                 if bins[b].n == 0 || left.n < min_samples_leaf || right.n < min_samples_leaf
-                    || left.h < MIN_CHILD_HESSIAN || right.h < MIN_CHILD_HESSIAN {
+                    || left.h < GradientHessian::MIN_CHILD_HESSIAN
+                    || right.h < GradientHessian::MIN_CHILD_HESSIAN {
                     continue;
                 }
                 let gain = score(left) + score(right) - score(total);
@@ -212,6 +227,61 @@ mod tests {
                 // A gain within f32 rounding of zero may be missed.
                 (None, Some((gain, _))) => prop_assert!(gain <= 1e-5 * score(total).max(1.0)),
                 (found, expected) => prop_assert!(false, "found {found:?}, expected {expected:?}"),
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn with_a_bin_per_value_the_histogram_scan_finds_the_exact_scans_gain(
+            samples in prop::collection::vec((0u8..12, -4i8..5, 1u8..4), 2..80),
+            min_samples_leaf in 1u32..5,
+            l2 in prop::sample::select(vec![0.0, 0.5, 3.0]),
+        ) {
+            // Whole gradients and hessians keep the f32 bin sums exact.
+            let x = ndarray::Array2::from_shape_fn((samples.len(), 1), |(i, _)| samples[i].0 as f32);
+            let rows = crate::data::Rows::from_view(x.view()).unwrap();
+            let local = crate::split::LocalSamples {
+                row_of: (0..samples.len() as u32).collect(),
+                weight_of: samples.iter().map(|s| s.2 as f64).collect(),
+                values_of: samples.iter().map(|s| s.1 as f64).collect(),
+                class_of: Vec::new(),
+            };
+            let limits = SplitLimits::boosting(min_samples_leaf, l2);
+            let ids: Vec<u32> = (0..samples.len() as u32).collect();
+            let mut node = crate::split::NodeTargets::default();
+            limits.criterion.gather(&local, &ids, &mut node);
+            let mut atoms = crate::atoms::AtomSet::default();
+            atoms.clear();
+            atoms.push_unit(&mut [0]);
+            let rule = crate::split::SplitRule {
+                min_samples_leaf: min_samples_leaf as usize,
+                min_weight_leaf: limits.min_child_weight,
+                whole_range: None,
+                missing_values: false,
+            };
+            let exact = crate::split::best_split(
+                &limits.criterion, &rows, &local.row_of, &ids, &node, &atoms, rule,
+                &mut crate::split::SplitScratch::default(),
+            );
+            let mut bins = vec![Bin::default(); 12];
+            for &(z, g, h) in &samples {
+                let bin = &mut bins[z as usize];
+                bin.g += g as f32;
+                bin.h += h as f32;
+                bin.n += 1;
+            }
+            let total = bins.iter().fold(Sums::default(), |a, &b| a + b);
+            let found = best_bin_split(&bins, total, 0, &limits, &mut ScanScratch::default());
+            let tolerance = 1e-5 * (total.g * total.g).max(1.0);
+            match (found, exact) {
+                (Some(found), Some(exact)) => {
+                    prop_assert!((found.gain - exact.impurity_decrease).abs() <= tolerance,
+                        "histogram {found:?}, exact {exact:?}");
+                }
+                (None, Some(exact)) => prop_assert!(exact.impurity_decrease <= tolerance),
+                (Some(found), None) => prop_assert!(found.gain <= tolerance),
+                (None, None) => {}
             }
         }
     }

@@ -1,5 +1,9 @@
 //! Split criteria: the impurity a split search decreases, behind one small trait
-//! ([`SplitCriterion`]), and the targets it reads.
+//! ([`SplitCriterion`]), and the targets it reads: class weights (Gini, entropy),
+//! target values (squared error), or gradients and hessians (the second-order loss of
+//! gradient boosting, [`GradientHessian`]).
+
+use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +45,45 @@ pub struct NodeTargets {
     pub pure: bool,
 }
 
+/// The floating-point types a criterion's terms and costs are computed in: `f64` in
+/// the scans of samples, `f32` where a histogram scan ranks many boundaries at once
+/// (four lanes wide) before the winner's decrease is recomputed in `f64`.
+pub trait Float:
+    Copy
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// Zero.
+    const ZERO: Self;
+    /// The nearest value to `value`.
+    fn from_f64(value: f64) -> Self;
+    /// Base-2 logarithm.
+    fn log2(self) -> Self;
+}
+
+macro_rules! float {
+    ($t:ty) => {
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn from_f64(value: f64) -> Self {
+                value as $t
+            }
+            #[inline(always)]
+            fn log2(self) -> Self {
+                <$t>::log2(self)
+            }
+        }
+    };
+}
+
+float!(f32);
+float!(f64);
+
 /// An impurity split search decreases.
 ///
 /// A criterion sees each sample as a few additive statistics, its *entries*: the
@@ -57,9 +100,11 @@ pub struct NodeTargets {
 /// each side's sum of terms changes only in the entries that sample has: one for a
 /// class, one per output for values. The scans of [`best_split`] are written once over
 /// this trait and compiled once per criterion, without a branch on the task inside.
-/// A new criterion (a gradient and hessian for boosting, say) implements these
-/// methods. Missing values need nothing of a criterion: a scan moves the samples
-/// whose projection is missing to one side as a group.
+/// A new criterion implements these methods, as [`GradientHessian`] does for
+/// boosting (its entry a gradient, its weight a hessian), so that the booster's
+/// histogram scan and the exact scans of samples rank splits by the same formulas.
+/// Missing values need nothing of a criterion: a scan moves the samples whose
+/// projection is missing to one side as a group.
 ///
 /// The implementations are small `Copy` values; split search and tree growth are
 /// generic over them, so each criterion gets its own compiled scans.
@@ -79,12 +124,12 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     fn entries(&self, node: &NodeTargets, position: usize, add: impl FnMut(usize, f64));
 
     /// One entry's part of a side's sum of terms, given the entry's sum on that side.
-    fn term(&self, sum: f64) -> f64;
+    fn term<F: Float>(&self, sum: F) -> F;
 
     /// Weighted impurity `W * I` of a side of weight `weight` whose entries' terms add
     /// up to `terms`, up to a part that adds up over samples (and so cancels out of
     /// every decrease).
-    fn cost(&self, weight: f64, terms: f64) -> f64;
+    fn cost<F: Float>(&self, weight: F, terms: F) -> F;
 
     /// Calls `add(entry, amount)` for the entries of local sample `sample` from which
     /// leaf values are made: a leaf predicts the sums of these entries over its
@@ -156,12 +201,12 @@ macro_rules! class_criterion {
             }
 
             #[inline(always)]
-            fn term(&self, sum: f64) -> f64 {
+            fn term<F: Float>(&self, sum: F) -> F {
                 $name::term(sum)
             }
 
             #[inline(always)]
-            fn cost(&self, weight: f64, terms: f64) -> f64 {
+            fn cost<F: Float>(&self, weight: F, terms: F) -> F {
                 $name::cost(weight, terms)
             }
 
@@ -180,12 +225,12 @@ macro_rules! class_criterion {
 impl Gini {
     /// `W * Gini = W - sum_k c_k^2 / W`.
     #[inline(always)]
-    fn term(c: f64) -> f64 {
+    fn term<F: Float>(c: F) -> F {
         c * c
     }
 
     #[inline(always)]
-    fn cost(w: f64, s: f64) -> f64 {
+    fn cost<F: Float>(w: F, s: F) -> F {
         w - s / w
     }
 }
@@ -193,16 +238,16 @@ impl Gini {
 impl Entropy {
     /// `W * H = W log2 W - sum_k c_k log2 c_k`.
     #[inline(always)]
-    fn term(c: f64) -> f64 {
-        if c > 0.0 {
+    fn term<F: Float>(c: F) -> F {
+        if c > F::ZERO {
             c * c.log2()
         } else {
-            0.0
+            F::ZERO
         }
     }
 
     #[inline(always)]
-    fn cost(w: f64, s: f64) -> f64 {
+    fn cost<F: Float>(w: F, s: F) -> F {
         w * w.log2() - s
     }
 }
@@ -277,13 +322,13 @@ impl SplitCriterion for SquaredError {
     }
 
     #[inline(always)]
-    fn term(&self, sum: f64) -> f64 {
+    fn term<F: Float>(&self, sum: F) -> F {
         sum * sum
     }
 
     #[inline(always)]
-    fn cost(&self, weight: f64, terms: f64) -> f64 {
-        -terms / (weight * self.n_outputs as f64)
+    fn cost<F: Float>(&self, weight: F, terms: F) -> F {
+        -terms / (weight * F::from_f64(self.n_outputs as f64))
     }
 
     fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
@@ -292,6 +337,87 @@ impl SplitCriterion for SquaredError {
         for (entry, &value) in local.values_of[sample * k..][..k].iter().enumerate() {
             add(entry, w * value);
         }
+    }
+}
+
+/// The second-order loss of gradient boosting (XGBoost, LightGBM, scikit-learn's
+/// histogram boosting): giving a side with gradient sum `G` and hessian sum `H` its
+/// Newton step `-G / (H + lambda)` lowers the loss by `G^2 / (2 (H + lambda))`, so a
+/// side's cost is `-G^2 / (H + lambda)` (twice the loss, up to a part that adds up
+/// over samples), and a split's decrease is the gain `G_L^2 / (H_L + lambda) +
+/// G_R^2 / (H_R + lambda) - G^2 / (H + lambda)`.
+///
+/// A sample's one entry is its gradient and its weight its hessian: in
+/// [`LocalSamples`], `values_of` holds gradients and `weight_of` hessians. A side's
+/// least weight is then its least hessian sum ([`GradientHessian::MIN_CHILD_HESSIAN`]
+/// in boosting).
+#[derive(Debug, Clone, Copy)]
+pub struct GradientHessian {
+    /// L2 penalty `lambda` on leaf values.
+    pub l2_regularization: f64,
+}
+
+impl GradientHessian {
+    /// Smallest hessian sum a child must keep (scikit-learn's `min_hessian_to_split`).
+    pub const MIN_CHILD_HESSIAN: f64 = 1e-3;
+
+    /// The Newton step of a leaf with gradient sum `g` and hessian sum `h`, before
+    /// shrinkage: `-g / (h + lambda)`, or 0 where that is undefined.
+    pub fn leaf_value(&self, g: f64, h: f64) -> f64 {
+        let denominator = h + self.l2_regularization;
+        if denominator > 0.0 {
+            -g / denominator
+        } else {
+            0.0
+        }
+    }
+}
+
+impl SplitCriterion for GradientHessian {
+    const ENTRIES_SUM_TO_WEIGHT: bool = false;
+
+    fn n_entries(&self) -> usize {
+        1
+    }
+
+    /// Gradients and hessians as they are: unlike squared error, the cost is not
+    /// the same about another origin. No split helps when every gradient is 0.
+    fn gather(&self, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
+        node.weights.clear();
+        node.values.clear();
+        node.sums.clear();
+        let (mut g, mut h) = (0.0, 0.0);
+        for &sample in samples {
+            let sample = sample as usize;
+            node.values.push(local.values_of[sample]);
+            node.weights.push(local.weight_of[sample]);
+            g += local.values_of[sample];
+            h += local.weight_of[sample];
+        }
+        node.sums.push(g);
+        node.weight = h;
+        node.pure = node.values.iter().all(|&v| v == 0.0);
+    }
+
+    #[inline(always)]
+    fn entries(&self, node: &NodeTargets, position: usize, mut add: impl FnMut(usize, f64)) {
+        add(0, node.values[position]);
+    }
+
+    #[inline(always)]
+    fn term<F: Float>(&self, sum: F) -> F {
+        sum * sum
+    }
+
+    #[inline(always)]
+    fn cost<F: Float>(&self, weight: F, terms: F) -> F {
+        -(terms / (weight + F::from_f64(self.l2_regularization)))
+    }
+
+    /// Minus the gradient: a leaf's sum of it over its hessian sum is the Newton step
+    /// without the penalty ([`GradientHessian::leaf_value`] has it).
+    fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
+        add(0, -local.values_of[sample]);
     }
 }
 

@@ -9,7 +9,8 @@ mod search;
 mod sort;
 
 pub use criterion::{
-    Criterion, Entropy, Gini, LocalSamples, NodeTargets, SplitCriterion, SquaredError,
+    Criterion, Entropy, Float, Gini, GradientHessian, LocalSamples, NodeTargets, SplitCriterion,
+    SquaredError,
 };
 pub use projection::{key_value, sort_key, NodeProjector};
 pub(crate) use scan::midpoint;

@@ -196,7 +196,7 @@ mod tests {
     use ndarray::Array2;
     use proptest::prelude::*;
 
-    use super::super::criterion::{Entropy, Gini, LocalSamples, SquaredError};
+    use super::super::criterion::{Entropy, Gini, GradientHessian, LocalSamples, SquaredError};
     use super::*;
 
     /// Which criterion a brute-force check computes.
@@ -205,6 +205,8 @@ mod tests {
         Gini,
         Entropy,
         SquaredError(usize),
+        /// Gradients in `values_of`, hessians in `weight_of`.
+        GradientHessian(f64),
     }
 
     /// Weighted impurity `W * I` of `members` (local sample ids), from scratch.
@@ -244,6 +246,10 @@ mod tests {
                         .sum::<f64>();
                 }
                 error / k as f64
+            }
+            Kind::GradientHessian(l2) => {
+                let g: f64 = members.iter().map(|&s| local.values_of[s]).sum();
+                -g * g / (total + l2)
             }
         }
     }
@@ -315,6 +321,9 @@ mod tests {
             Kind::Gini => with!(Gini { n_classes }),
             Kind::Entropy => with!(Entropy { n_classes }),
             Kind::SquaredError(n_outputs) => with!(SquaredError { n_outputs }),
+            Kind::GradientHessian(l2_regularization) => {
+                with!(GradientHessian { l2_regularization })
+            }
         }
     }
 
@@ -325,7 +334,7 @@ mod tests {
             not_in_node in 0usize..20,
             n_features in 1usize..4,
             n_classes in 1usize..4,
-            kind in 0usize..5,
+            kind in 0usize..7,
             min_samples_leaf in 1usize..4,
             min_weight_fraction in prop::sample::select(vec![0.0, 0.1, 0.3]),
             halves in any::<bool>(),
@@ -335,8 +344,14 @@ mod tests {
             missing in prop::sample::select(vec![0.0, 0.0, 0.1, 0.4]),
             seed in any::<u64>(),
         ) {
-            // Gini, entropy, or squared error with 1 to 3 outputs (far from 0 or not).
-            let kind = [Kind::Gini, Kind::Entropy, Kind::SquaredError(1), Kind::SquaredError(2), Kind::SquaredError(3)][kind];
+            // Gini, entropy, squared error with 1 to 3 outputs (far from 0 or not), or
+            // boosting's gradients and hessians with and without a penalty.
+            let kind = [
+                Kind::Gini, Kind::Entropy, Kind::SquaredError(1), Kind::SquaredError(2),
+                Kind::SquaredError(3), Kind::GradientHessian(0.0), Kind::GradientHessian(0.5),
+            ][kind];
+            // Gradients far from 0 would make the costs from scratch too coarse.
+            let offset = if matches!(kind, Kind::GradientHessian(_)) { 0.0 } else { offset };
             let mut rng = crate::rng::Rng::new(seed, 0);
             // Few distinct values, so that ties between samples are common: whole numbers
             // close together (counted, or sorted by counting), far apart (sorted by
@@ -364,7 +379,11 @@ mod tests {
                 }
             }
             samples.truncate(n);
-            let n_outputs = match kind { Kind::SquaredError(k) => k, _ => 0 };
+            let n_outputs = match kind {
+                Kind::SquaredError(k) => k,
+                Kind::GradientHessian(_) => 1,
+                _ => 0,
+            };
             let local = LocalSamples {
                 row_of,
                 class_of: (0..n_local).map(|_| rng.below(n_classes) as u32).collect(),
