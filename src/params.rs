@@ -129,6 +129,12 @@ pub struct ForestParams {
     pub criterion: Criterion,
     /// Deepest a leaf may be; `None` grows until another rule stops (`max_depth`).
     pub max_depth: Option<usize>,
+    /// Most leaves per tree (`max_leaf_nodes`, at least 2): trees then grow best
+    /// first, as scikit-learn's do: of the leaves that may be split, the one whose
+    /// best split decreases the weighted impurity most is split next, until the tree
+    /// has this many leaves or no leaf may be split (the other stopping rules still
+    /// apply). `None` grows depth first without a limit on leaves.
+    pub max_leaf_nodes: Option<usize>,
     /// Fewest samples a node needs to be split (`min_samples_split`, at least 2).
     pub min_samples_split: usize,
     /// Fewest samples each child must keep (`min_samples_leaf`, at least 1).
@@ -139,6 +145,12 @@ pub struct ForestParams {
     /// Smallest weighted impurity decrease, relative to the tree's total weight, that a
     /// split must bring (`min_impurity_decrease`).
     pub min_impurity_decrease: f64,
+    /// Minimal cost-complexity pruning (`ccp_alpha`, finite and at least 0): each tree,
+    /// once grown, is cut back to its smallest subtree minimising `R(T) + ccp_alpha *
+    /// leaves(T)`, with `R(T)` the weighted impurity of its leaves relative to the
+    /// weight of the samples it was grown on (for honest trees, the structure part,
+    /// before the leaves are filled). 0 prunes nothing.
+    pub ccp_alpha: f64,
     /// Draw each tree's sample with replacement (`bootstrap`); otherwise without.
     pub bootstrap: bool,
     /// Size of each tree's sample; `None` means all available samples (`max_samples`).
@@ -162,10 +174,12 @@ impl Default for ForestParams {
             max_features: MaxFeatures::Sqrt,
             criterion: Criterion::Gini,
             max_depth: None,
+            max_leaf_nodes: None,
             min_samples_split: 2,
             min_samples_leaf: 1,
             min_weight_fraction_leaf: 0.0,
             min_impurity_decrease: 0.0,
+            ccp_alpha: 0.0,
             bootstrap: true,
             max_samples: None,
             honest_fraction: 0.0,
@@ -196,6 +210,20 @@ impl ForestParams {
             return Err(invalid(
                 "max_depth",
                 "must be at least 1, or None for no limit",
+            ));
+        }
+        if let Some(max_leaf_nodes) = self.max_leaf_nodes {
+            if max_leaf_nodes < 2 {
+                return Err(invalid(
+                    "max_leaf_nodes",
+                    format!("must be at least 2, or None for no limit, got {max_leaf_nodes}"),
+                ));
+            }
+        }
+        if !(self.ccp_alpha.is_finite() && self.ccp_alpha >= 0.0) {
+            return Err(invalid(
+                "ccp_alpha",
+                format!("must be a finite number >= 0, got {}", self.ccp_alpha),
             ));
         }
         if self.min_samples_split < 2 {

@@ -107,6 +107,27 @@ fn bad_input_is_an_error_that_says_what_is_wrong() {
         ),
         (
             ForestParams {
+                max_leaf_nodes: Some(1),
+                ..ok.clone()
+            },
+            "max_leaf_nodes",
+        ),
+        (
+            ForestParams {
+                ccp_alpha: -0.5,
+                ..ok.clone()
+            },
+            "ccp_alpha",
+        ),
+        (
+            ForestParams {
+                ccp_alpha: f64::INFINITY,
+                ..ok.clone()
+            },
+            "ccp_alpha",
+        ),
+        (
+            ForestParams {
                 max_samples: Some(MaxSamples::Fraction(1.5)),
                 ..ok.clone()
             },

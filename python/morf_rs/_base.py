@@ -303,6 +303,10 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
             "min_impurity_decrease": check_real(
                 "min_impurity_decrease", self.min_impurity_decrease, 0.0
             ),
+            "max_leaf_nodes": None
+            if self.max_leaf_nodes is None
+            else check_int("max_leaf_nodes", self.max_leaf_nodes, 2),
+            "ccp_alpha": check_real("ccp_alpha", self.ccp_alpha, 0.0),
             "bootstrap": check_bool("bootstrap", self.bootstrap),
             "max_samples": self._check_max_samples(n_samples),
             "honest_fraction": check_real(

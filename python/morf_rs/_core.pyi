@@ -56,6 +56,8 @@ class _Params(TypedDict, total=False):
     min_samples_leaf: int
     min_weight_fraction_leaf: float
     min_impurity_decrease: float
+    max_leaf_nodes: int | None
+    ccp_alpha: float
     bootstrap: bool
     max_samples: int | float | None
     honest_fraction: float

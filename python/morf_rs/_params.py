@@ -92,10 +92,34 @@ the tree's sample (sample weights times bootstrap counts).
 """,
     ),
     Param(
+        "max_leaf_nodes",
+        None,
+        "int or None",
+        """
+Most leaves per tree (at least 2). Trees then grow best first, as
+scikit-learn's do: the leaf whose best split decreases the weighted
+impurity most is split next, until a tree has max_leaf_nodes leaves or no
+leaf may be split (max_depth and the other rules still apply). None grows
+depth first without a limit on leaves.
+""",
+    ),
+    Param(
         "min_impurity_decrease",
         0.0,
         "float",
         "A node is split only if the weighted impurity decreases at least this much.",
+    ),
+    Param(
+        "ccp_alpha",
+        0.0,
+        "non-negative float",
+        """
+Minimal cost-complexity pruning: each grown tree is cut back to its
+smallest subtree minimising R(T) + ccp_alpha * n_leaves(T), with R(T) the
+weighted impurity of its leaves relative to the weight of the samples that
+grew it (honest trees: the structure part, before the leaves are filled).
+0 prunes nothing.
+""",
     ),
 )
 

@@ -120,6 +120,8 @@ impl Forest {
             min_impurity_decrease: params.min_impurity_decrease,
             min_weight_fraction_leaf: params.min_weight_fraction_leaf,
             n_atoms,
+            max_leaf_nodes: params.max_leaf_nodes,
+            ccp_alpha: params.ccp_alpha,
         };
         let job = TrainingJob {
             params,

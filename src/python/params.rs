@@ -35,7 +35,7 @@ pub(crate) fn get<'py, T: FromPyObjectOwned<'py>>(
 }
 
 /// Every key `parse_params` reads; any other is a caller's typo.
-const PARAM_KEYS: [&str; 21] = [
+const PARAM_KEYS: [&str; 23] = [
     "n_estimators",
     "atoms",
     "dictionary",
@@ -52,6 +52,8 @@ const PARAM_KEYS: [&str; 21] = [
     "min_samples_leaf",
     "min_weight_fraction_leaf",
     "min_impurity_decrease",
+    "max_leaf_nodes",
+    "ccp_alpha",
     "bootstrap",
     "max_samples",
     "honest_fraction",
@@ -79,6 +81,8 @@ pub(super) fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams>
     parsed.min_impurity_decrease =
         get(params, "min_impurity_decrease")?.unwrap_or(defaults.min_impurity_decrease);
     parsed.max_depth = get(params, "max_depth")?;
+    parsed.max_leaf_nodes = get(params, "max_leaf_nodes")?;
+    parsed.ccp_alpha = get(params, "ccp_alpha")?.unwrap_or(defaults.ccp_alpha);
     parsed.bootstrap = get(params, "bootstrap")?.unwrap_or(defaults.bootstrap);
     parsed.honest_fraction = get(params, "honest_fraction")?.unwrap_or(defaults.honest_fraction);
     parsed.random_state = get(params, "random_state")?.unwrap_or(defaults.random_state);

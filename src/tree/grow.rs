@@ -1,8 +1,12 @@
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::atomic::AtomicBool;
 
-use super::{goes_left, Leaves, Node, Tree};
+use super::grown::{prune_cost_complexity, FoundSplit, GrownNode};
+use super::{goes_left, Leaves, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
+use crate::forest::control::is_cancelled;
 use crate::rng::Rng;
 use crate::split::{
     best_split, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
@@ -18,6 +22,10 @@ pub(crate) struct GrowSettings {
     /// Least weight of a leaf, as a fraction of the weight of the tree's sample.
     pub min_weight_fraction_leaf: f64,
     pub n_atoms: usize,
+    /// Most leaves, grown best first; `None` grows depth first without a limit.
+    pub max_leaf_nodes: Option<usize>,
+    /// Cost-complexity pruning's alpha; 0 prunes nothing.
+    pub ccp_alpha: f64,
 }
 
 /// The rows split search reads: X itself (or an exact copy of it), or per row the
@@ -47,21 +55,12 @@ impl<'a, T: Clone> SearchRows<'a, T> {
     }
 }
 
-/// A node waiting to be grown: its samples are `samples[start..end]`.
-struct Pending {
-    start: usize,
-    end: usize,
-    depth: usize,
-    /// The split node whose right child this is; left children need no link, being
-    /// the node right after their parent.
-    right_of: Option<usize>,
-}
-
-/// Grows one tree depth-first on `local` (all of whose weights are positive), filling
-/// `leaves` (empty, of the kind `criterion` predicts) with the values of the samples
-/// that reach them. `scratch` and `node` only lend buffers: their contents never
-/// change the tree. `None` once `cancel` is set, which is looked at before every node:
-/// a node is short next to a whole deep tree.
+/// Grows one tree on `local` (all of whose weights are positive): depth first, or best
+/// first up to `settings.max_leaf_nodes` leaves; then prunes it by cost complexity
+/// (`settings.ccp_alpha`) and fills `leaves` (empty, of the kind `criterion` predicts)
+/// with the values of the samples that reach them. `scratch` and `node` only lend
+/// buffers: their contents never change the tree. `None` once `cancel` is set, which
+/// is looked at before every node: a node is short next to a whole deep tree.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grow_tree<C: SplitCriterion, T: Feature>(
     criterion: &C,
@@ -75,133 +74,256 @@ pub(crate) fn grow_tree<C: SplitCriterion, T: Feature>(
     node: &mut NodeTargets,
     cancel: &AtomicBool,
 ) -> Option<Tree> {
-    let mut tree = Tree::empty(leaves);
-    let mut samples: Vec<u32> = (0..local.row_of.len() as u32).collect();
     let root_weight: f64 = local.weight_of.iter().sum();
-    let rule = SplitRule {
-        min_weight_leaf: settings.min_weight_fraction_leaf * root_weight,
-        ..settings.rule
+    let mut grower = Grower {
+        criterion,
+        search,
+        local,
+        settings,
+        rule: SplitRule {
+            min_weight_leaf: settings.min_weight_fraction_leaf * root_weight,
+            ..settings.rule
+        },
+        root_weight,
+        sampler,
+        rng,
+        scratch,
+        targets: node,
+        samples: (0..local.row_of.len() as u32).collect(),
+        atoms: AtomSet::default(),
+        search_atoms: AtomSet::default(),
+        atom_indices: Vec::new(),
+        atom_weights: Vec::new(),
+        nodes: Vec::new(),
     };
-    let rows = search.rows;
-    let mut atoms = AtomSet::default();
-    let mut search_atoms = AtomSet::default();
-    let mut leaf_sums = vec![0.0; criterion.n_entries()];
-    for sample in 0..local.row_of.len() {
-        criterion.leaf_entries(local, sample, |entry, amount| leaf_sums[entry] += amount);
+    match settings.max_leaf_nodes {
+        None => grower.grow_depth_first(cancel)?,
+        Some(max_leaves) => grower.grow_best_first(max_leaves, cancel)?,
     }
-    tree.leaves.set_prior(&leaf_sums, root_weight);
-    let mut stack = vec![Pending {
-        start: 0,
-        end: samples.len(),
-        depth: 0,
-        right_of: None,
-    }];
+    if settings.ccp_alpha > 0.0 {
+        prune_cost_complexity(&mut grower.nodes, settings.ccp_alpha, root_weight);
+    }
+    let mut tree = grower.lay_out(leaves);
+    tree.shrink_to_fit();
+    Some(tree)
+}
 
-    while let Some(Pending {
-        start,
-        end,
-        depth,
-        right_of,
-    }) = stack.pop()
-    {
-        if cancel.load(Ordering::Relaxed) {
+/// One tree's growth: its samples, put in order node by node so that each node's
+/// samples are `samples[start..end]`, and the nodes grown so far.
+pub(super) struct Grower<'a, C, T: Clone> {
+    pub(super) criterion: &'a C,
+    search: SearchRows<'a, T>,
+    pub(super) local: &'a LocalSamples,
+    settings: &'a GrowSettings,
+    /// The settings' rule, with the least leaf weight of this tree's sample.
+    rule: SplitRule,
+    pub(super) root_weight: f64,
+    sampler: &'a mut dyn AtomSampler,
+    rng: &'a mut Rng,
+    scratch: &'a mut SplitScratch,
+    targets: &'a mut NodeTargets,
+    pub(super) samples: Vec<u32>,
+    /// The candidate atoms of the node being grown, and as split search reads them.
+    atoms: AtomSet,
+    search_atoms: AtomSet,
+    /// The atoms of the splits found, one after the other.
+    pub(super) atom_indices: Vec<u32>,
+    pub(super) atom_weights: Vec<f32>,
+    /// The nodes in the order they were grown, children after their parents.
+    pub(super) nodes: Vec<GrownNode>,
+}
+
+/// A node with a split waiting in best-first growth, ordered by its split's decrease
+/// (the earlier grown first among equals).
+struct Open {
+    decrease: f64,
+    id: usize,
+}
+
+impl Ord for Open {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.decrease
+            .total_cmp(&other.decrease)
+            .then(other.id.cmp(&self.id))
+    }
+}
+
+impl PartialOrd for Open {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Open {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Open {}
+
+impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
+    /// Grows every node that may be split, depth first and left first: the order of
+    /// the flat layout, and of the atoms' random draws.
+    fn grow_depth_first(&mut self, cancel: &AtomicBool) -> Option<()> {
+        // (start, end, depth, the split whose right child it is)
+        let mut stack = vec![(0, self.samples.len(), 0, None::<usize>)];
+        while let Some((start, end, depth, right_of)) = stack.pop() {
+            if is_cancelled(cancel) {
+                return None;
+            }
+            let id = self.add_node(start, end, depth, true);
+            if let Some(parent) = right_of {
+                // The left child was grown right after its parent.
+                self.nodes[parent].children = Some((parent + 1, id));
+            }
+            if let Some(split) = self.nodes[id].split {
+                // Right is pushed first so the left child is grown next.
+                stack.push((split.mid, end, depth + 1, Some(id)));
+                stack.push((start, split.mid, depth + 1, None));
+            }
+        }
+        Some(())
+    }
+
+    /// Grows best first, as scikit-learn does with `max_leaf_nodes`: of the leaves
+    /// with a split, the one whose split decreases the weighted impurity most is split
+    /// next, until the tree has `max_leaves` leaves or no leaf has a split. A node's
+    /// best split is searched when it is grown, its left child before its right.
+    fn grow_best_first(&mut self, max_leaves: usize, cancel: &AtomicBool) -> Option<()> {
+        if is_cancelled(cancel) {
             return None;
         }
-        let id = tree.nodes.len();
-        if let Some(parent) = right_of {
-            tree.nodes[parent].set_right(id as u32);
+        let mut open = BinaryHeap::new();
+        let root = self.add_node(0, self.samples.len(), 0, max_leaves > 1);
+        self.open(root, &mut open);
+        let mut n_leaves = 1;
+        while n_leaves < max_leaves {
+            let Some(Open { id, .. }) = open.pop() else {
+                break;
+            };
+            n_leaves += 1;
+            // The children of a split that fills the tree stay leaves: no search.
+            let room = n_leaves < max_leaves;
+            let GrownNode {
+                start, end, depth, ..
+            } = self.nodes[id];
+            let mid = self.nodes[id].split.expect("open nodes have a split").mid;
+            let mut children = [0; 2];
+            for (child, (start, end)) in children.iter_mut().zip([(start, mid), (mid, end)]) {
+                if is_cancelled(cancel) {
+                    return None;
+                }
+                *child = self.add_node(start, end, depth + 1, room);
+            }
+            self.nodes[id].children = Some((children[0], children[1]));
+            for child in children {
+                self.open(child, &mut open);
+            }
         }
-        let node_samples = &mut samples[start..end];
-        criterion.gather(local, node_samples, node);
+        Some(())
+    }
+
+    /// Puts node `id` among the `open` nodes if it has a split.
+    fn open(&self, id: usize, open: &mut BinaryHeap<Open>) {
+        if let Some(split) = self.nodes[id].split {
+            open.push(Open {
+                decrease: split.decrease,
+                id,
+            });
+        }
+    }
+
+    /// Grows the node of the samples `samples[start..end]` at `depth`: with
+    /// `may_split` and where the stopping rules allow, finds its best split and puts
+    /// its samples in order for it, those going left first. Its id.
+    fn add_node(&mut self, start: usize, end: usize, depth: usize, may_split: bool) -> usize {
+        let settings = self.settings;
+        let node_samples = &mut self.samples[start..end];
+        self.criterion
+            .gather(self.local, node_samples, self.targets);
+        let node = &*self.targets;
         let n = node_samples.len();
-        tree.node_samples.push(n as u32);
-        tree.node_weights.push(node.weight as f32);
-        let may_split = !node.pure
+        let may_split = may_split
+            && !node.pure
             && depth < settings.max_depth
             && n >= settings.min_samples_split
-            && n >= 2 * rule.min_samples_leaf
-            && node.weight >= 2.0 * rule.min_weight_leaf;
-
+            && n >= 2 * self.rule.min_samples_leaf
+            && node.weight >= 2.0 * self.rule.min_weight_leaf;
+        let weight = node.weight;
         let split = if may_split {
-            sampler.sample_node(rng, settings.n_atoms, &mut atoms);
-            // The atoms as split search reads them; the tree stores `atoms` themselves.
-            let split_atoms = if search.running_sums {
-                atoms.to_running_sums(&mut search_atoms);
-                &search_atoms
-            } else {
-                &atoms
-            };
-            best_split(
-                criterion,
-                rows,
-                &local.row_of,
-                node_samples,
-                node,
-                split_atoms,
-                rule,
-                scratch,
-            )
-            .filter(|candidate| {
-                // scikit-learn's test, with its tolerance for rounding.
-                candidate.impurity_decrease / root_weight + 1e-7 >= settings.min_impurity_decrease
-            })
-            .map(|candidate| (candidate, split_atoms.get(candidate.atom)))
+            self.find_split(start, end)
         } else {
             None
         };
+        self.nodes.push(GrownNode {
+            start,
+            end,
+            depth,
+            weight,
+            split,
+            children: None,
+        });
+        self.nodes.len() - 1
+    }
 
-        match split {
-            None => {
-                let value = tree.leaves.next_offset();
-                tree.nodes.push(Node::Leaf { value: Some(value) });
-                tree.impurity_decreases.push(0.0);
-                leaf_sums.fill(0.0);
-                let mut weight = 0.0;
-                for &sample in node_samples.iter() {
-                    weight += local.weight_of[sample as usize];
-                    criterion.leaf_entries(local, sample as usize, |entry, amount| {
-                        leaf_sums[entry] += amount
-                    });
-                }
-                tree.leaves.push(&leaf_sums, weight);
-            }
-            Some((candidate, search_atom)) => {
-                let atom = atoms.get(candidate.atom);
-                let missing_left = candidate.missing_left.unwrap_or(false);
-                let mut left_end = 0;
-                for i in 0..n {
-                    let row = rows.row(local.row_of[node_samples[i] as usize] as usize);
-                    let value = search_atom.project(row);
-                    if goes_left(value, candidate.threshold, missing_left) {
-                        node_samples.swap(i, left_end);
-                        left_end += 1;
-                    }
-                }
-                // Where no sample had a missing projection, missing ones will follow
-                // the larger side (ties go right, as in scikit-learn).
-                let missing_left = candidate.missing_left.unwrap_or(left_end > n - left_end);
-                tree.push_split(atom, candidate.threshold, missing_left);
-                tree.impurity_decreases
-                    .push((candidate.impurity_decrease / root_weight) as f32);
-                let mid = start + left_end;
-                // Right is pushed first so the left child is grown next, as node id + 1.
-                stack.push(Pending {
-                    start: mid,
-                    end,
-                    depth: depth + 1,
-                    right_of: Some(id),
-                });
-                stack.push(Pending {
-                    start,
-                    end: mid,
-                    depth: depth + 1,
-                    right_of: None,
-                });
+    /// The best split of the node of `samples[start..end]`, whose targets are
+    /// gathered, on atoms drawn for it; its samples going left are put first.
+    fn find_split(&mut self, start: usize, end: usize) -> Option<FoundSplit> {
+        let settings = self.settings;
+        let rows = self.search.rows;
+        let row_of = &self.local.row_of;
+        self.sampler
+            .sample_node(self.rng, settings.n_atoms, &mut self.atoms);
+        // The atoms as split search reads them; the tree stores `atoms` themselves.
+        let split_atoms = if self.search.running_sums {
+            self.atoms.to_running_sums(&mut self.search_atoms);
+            &self.search_atoms
+        } else {
+            &self.atoms
+        };
+        let node_samples = &mut self.samples[start..end];
+        let candidate = best_split(
+            self.criterion,
+            rows,
+            row_of,
+            node_samples,
+            self.targets,
+            split_atoms,
+            self.rule,
+            self.scratch,
+        )
+        .filter(|candidate| {
+            // scikit-learn's test, with its tolerance for rounding.
+            candidate.impurity_decrease / self.root_weight + 1e-7 >= settings.min_impurity_decrease
+        })?;
+        let search_atom = split_atoms.get(candidate.atom);
+        let missing_left = candidate.missing_left.unwrap_or(false);
+        let n = node_samples.len();
+        let mut left_end = 0;
+        for i in 0..n {
+            let row = rows.row(row_of[node_samples[i] as usize] as usize);
+            let value = search_atom.project(row);
+            if goes_left(value, candidate.threshold, missing_left) {
+                node_samples.swap(i, left_end);
+                left_end += 1;
             }
         }
+        let atom = self.atoms.get(candidate.atom);
+        let atom_start = self.atom_indices.len();
+        self.atom_indices.extend_from_slice(atom.indices);
+        self.atom_weights.extend_from_slice(atom.weights);
+        Some(FoundSplit {
+            threshold: candidate.threshold,
+            // Where no sample had a missing projection, missing ones will follow the
+            // larger side (ties go right, as in scikit-learn).
+            missing_left: candidate.missing_left.unwrap_or(left_end > n - left_end),
+            atom_start,
+            atom_len: atom.indices.len(),
+            mid: start + left_end,
+            decrease: candidate.impurity_decrease,
+        })
     }
-    tree.shrink_to_fit();
-    Some(tree)
 }
 
 #[cfg(test)]
@@ -234,14 +356,19 @@ mod tests {
             min_impurity_decrease: 0.0,
             min_weight_fraction_leaf: 0.0,
             n_atoms: 2,
+            max_leaf_nodes: None,
+            ccp_alpha: 0.0,
         };
-        let grow = |cancel: bool| {
+        let grow = |cancel: bool, max_leaf_nodes| {
             grow_tree(
                 &Gini { n_classes: 2 },
                 Leaves::classes(2),
                 SearchRows::direct(&rows),
                 &local,
-                &settings,
+                &GrowSettings {
+                    max_leaf_nodes,
+                    ..settings
+                },
                 AtomKind::AxisAligned.sampler(2).as_mut(),
                 &mut Rng::new(0, 1),
                 &mut SplitScratch::default(),
@@ -249,7 +376,9 @@ mod tests {
                 &AtomicBool::new(cancel),
             )
         };
-        assert!(grow(false).is_some_and(|tree| tree.nodes().len() > 1));
-        assert!(grow(true).is_none());
+        for max_leaf_nodes in [None, Some(4)] {
+            assert!(grow(false, max_leaf_nodes).is_some_and(|tree| tree.nodes().len() > 1));
+            assert!(grow(true, max_leaf_nodes).is_none());
+        }
     }
 }

@@ -88,6 +88,8 @@ mod tests {
             min_impurity_decrease: 0.0,
             min_weight_fraction_leaf: 0.0,
             n_atoms: 2,
+            max_leaf_nodes: None,
+            ccp_alpha: 0.0,
         }
     }
 

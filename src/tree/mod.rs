@@ -1,6 +1,7 @@
 //! Trees: growth (Algorithm 1 of the seeds), honest leaves, flat storage and scoring.
 
 mod grow;
+mod grown;
 mod honest;
 mod leaves;
 mod validate;
