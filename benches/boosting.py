@@ -4,6 +4,7 @@
     python benches/boosting.py --part mnist1d    # MNIST-1D 4,000 / 1,000, --seeds 3
     python benches/boosting.py --part seeds      # circle, bars, impulse, multivariate
     python benches/boosting.py --part timing     # fit and predict times, one command
+    python benches/boosting.py --part scoring    # predict_proba at 1 and 2 threads
     python benches/boosting.py --part mnist1d --quick   # smaller everything
 
 Every model is fitted in this one process on the same arrays with the same number of
@@ -11,7 +12,11 @@ threads (``--threads``, default 2) and, between boosters, the same rounds and le
 Each part writes its CSV (boosting_<part>.csv) under benches/results/ (or
 benches/results/quick/), then rewrites boosting.md from whichever CSVs exist.
 ``--part timing`` fits on all 60,000 Fashion-MNIST images at equal rounds, leaves and
-threads and times predict_proba on the 10,000 test images (best of 3).
+threads and times predict_proba on the 10,000 test images (best of 3). ``--part
+scoring`` fits the same models (100 rounds, 31 leaves, 10 classes: 1,000 trees, the
+same atoms) on the first ``--scoring-train`` images (default 10,000) and times their
+predict_proba on the 10,000 test images at 1 and 2 threads, best of ``--repeats``
+runs (default 7) taken in turn, so that load on the machine disturbs both alike.
 """
 
 from __future__ import annotations
@@ -299,6 +304,41 @@ def timing_rows(args):
     return rows
 
 
+def scoring_rows(args):
+    """Fashion-MNIST scoring: predict_proba of the 10,000 test images by models of
+    1,000 trees, ours and LightGBM's, at 1 and 2 threads."""
+    X, y, X_test, y_test = fashion(args.quick)
+    n_train = min(args.scoring_train, len(y))
+    X, y = X[:n_train], y[:n_train]
+    r = 20 if args.quick else 100
+    ours = morf_booster((28, 28), 5, r, args.threads, 0, max_features=400)
+    models = [("morf_rs boosted", ours), ("LightGBM", lightgbm(r, args.threads, 0))]
+    errors = {}
+    for name, model in models:
+        start = time.perf_counter()
+        model.fit(X, y)
+        print(f"{name}: fitted in {time.perf_counter() - start:.1f} s", flush=True)
+        proba = model.predict_proba(X_test)  # also pays any first-call cost
+        errors[name] = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
+    best = {}
+    for _ in range(args.repeats):
+        for threads in (1, 2):
+            for name, model in models:
+                model.set_params(n_jobs=threads)
+                start = time.perf_counter()
+                model.predict_proba(X_test)
+                elapsed = time.perf_counter() - start
+                best[name, threads] = min(best.get((name, threads), np.inf), elapsed)
+    rows = []
+    for (name, threads), predict_s in best.items():
+        row = dict(model=name, n_train=n_train, rounds=r, leaves=31, threads=threads)
+        row.update(rows_scored=len(X_test), repeats=args.repeats, predict_s=predict_s)
+        row.update(error=errors[name])
+        print(row, flush=True)
+        rows.append(row)
+    return rows
+
+
 ACCURACY_PARTS = {"fashion": fashion_rows, "mnist1d": mnist1d_rows, "seeds": seed_rows}
 
 
@@ -365,21 +405,51 @@ def summary(out, threads):
                 f"{float(row['predict_s']):.3f} | {float(row['error']):.4f} |"
             )
         lines.append("")
+    scoring = read_csv(out / "boosting_scoring.csv")
+    if scoring:
+        first = scoring[0]
+        lines += [
+            f"## Scoring: predict_proba of {int(first['rows_scored']):,} Fashion-MNIST "
+            f"images, {first['rounds']} rounds x 10 classes, {first['leaves']} leaves",
+            "",
+            f"Fitted on {int(first['n_train']):,} images; best of {first['repeats']} "
+            "runs taken in turn (`--part scoring`).",
+            "",
+            "| model | threads | predict_proba (s) | test error |",
+            "|---|---|---|---|",
+        ]
+        for row in scoring:
+            seconds, error = float(row["predict_s"]), float(row["error"])
+            lines.append(
+                f"| {row['model']} | {row['threads']} | {seconds:.3f} | {error:.4f} |"
+            )
+        lines.append("")
     (out / "boosting.md").write_text("\n".join(lines))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=(*ACCURACY_PARTS, "timing"), required=True)
+    parser.add_argument(
+        "--part", choices=(*ACCURACY_PARTS, "timing", "scoring"), required=True
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
         "--seeds", type=int, default=3, help="seeds of mnist1d and seeds (default 3)"
     )
+    parser.add_argument(
+        "--scoring-train",
+        type=int,
+        default=10_000,
+        help="training images of --part scoring (default 10,000)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=7, help="timed runs of --part scoring"
+    )
     args = parser.parse_args()
     out = RESULTS / "quick" if args.quick else RESULTS
     out.mkdir(parents=True, exist_ok=True)
-    parts = {**ACCURACY_PARTS, "timing": timing_rows}
+    parts = {**ACCURACY_PARTS, "timing": timing_rows, "scoring": scoring_rows}
     write_csv(out / f"boosting_{args.part}.csv", parts[args.part](args))
     summary(out, args.threads)
 

@@ -250,6 +250,7 @@ impl Training<'_> {
             trees: Vec::new(),
             train_loss: vec![self.loss.mean_loss(&train, &raw)],
             validation_loss: Vec::new(),
+            scoring: Default::default(),
         };
         if !validation_rows.is_empty() {
             model

@@ -27,6 +27,7 @@ mod histogram;
 mod loss;
 mod model;
 mod params;
+mod score;
 mod split;
 
 pub use format::BOOSTER_FORMAT_VERSION;

@@ -3,15 +3,17 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
 use super::loss::Loss;
+use super::score::ScoringTrees;
 use crate::data::Feature;
 use crate::error::{invalid, try_filled, Result};
-use crate::forest::control::{is_cancelled, NEVER_CANCELLED};
-use crate::forest::score::{new_output, output_rows, SCORE_CHUNK};
+use crate::forest::control::NEVER_CANCELLED;
+use crate::forest::score::{new_output, output_rows};
 use crate::forest::{Forest, Workers};
 use crate::tree::{Tree, TreeStats};
 
@@ -57,6 +59,20 @@ pub struct Booster {
     pub(super) train_loss: Vec<f64>,
     /// Mean loss on the held-out samples, likewise; empty without early stopping.
     pub(super) validation_loss: Vec<f64>,
+    /// The trees laid out for scoring, derived from them when first needed; not saved.
+    #[serde(skip)]
+    pub(super) scoring: ScoringCache,
+}
+
+/// A [`ScoringTrees`] derived from a model's trees on first use. It is no part of the
+/// model's value: models compare equal whether or not theirs is built.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ScoringCache(OnceLock<ScoringTrees>);
+
+impl PartialEq for ScoringCache {
+    fn eq(&self, _: &ScoringCache) -> bool {
+        true
+    }
 }
 
 impl Booster {
@@ -180,7 +196,11 @@ impl Booster {
         }
         let k_out = self.loss.n_outputs();
         let out = output_rows(out, x.nrows(), k_out, "outputs")?;
-        let trees = &self.trees[rounds.start * k_out..rounds.end * k_out];
+        let trees = rounds.start * k_out..rounds.end * k_out;
+        let layout = self
+            .scoring
+            .0
+            .get_or_init(|| ScoringTrees::new(&self.trees, self.n_features));
         // Trained without missing values, the trees have no side learnt for them.
         let first_missing_row = AtomicUsize::new(usize::MAX);
         let workers = Workers::for_rows(n_threads, x.nrows())?;
@@ -200,17 +220,7 @@ impl Booster {
                         return;
                     }
                     out.fill(0.0);
-                    let mut leaves = [0u32; SCORE_CHUNK];
-                    let leaves = &mut leaves[..rows.n_samples];
-                    for (t, tree) in trees.iter().enumerate() {
-                        if is_cancelled(cancel) {
-                            return;
-                        }
-                        tree.leaves_of_rows(rows, 0, leaves);
-                        for (row_out, &leaf) in out.chunks_exact_mut(k_out).zip(&*leaves) {
-                            row_out[t % k_out] += tree_value(tree, leaf as usize);
-                        }
-                    }
+                    layout.add_leaf_values(trees.clone(), k_out, rows, out, cancel);
                 },
             )
         })?;
