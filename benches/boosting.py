@@ -268,8 +268,22 @@ def seed_rows(args):
                 papers = papers_forest(
                     shape, pmin, pmax, max_features, wrap, threads, seed
                 )
+                # Stronger shrinkage: where noise dominates (impulse), rate 0.1
+                # overfits within 200 rounds.
+                slow = morf_booster(
+                    shape,
+                    boost_max,
+                    r,
+                    threads,
+                    seed,
+                    wrap=wrap,
+                    min_samples_leaf=5,
+                    max_leaf_nodes=15,
+                    learning_rate=0.03,
+                )
                 models = [
                     ("morf_rs boosted", boosted),
+                    ("morf_rs boosted, learning_rate 0.03", slow),
                     ("morf_rs MORF forest (papers)", papers),
                     ("morf_rs RF", random_forest(threads, seed)),
                     ("LightGBM", lightgbm(r, threads, seed, leaves=15)),
