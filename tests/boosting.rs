@@ -453,12 +453,6 @@ fn bad_input_is_an_error_not_a_panic() {
     ));
     assert!(Booster::fit(&base, x.view(), classes(&[0; 100], 1), None).is_err());
     assert!(Booster::fit(&base, x.view(), classes(&y[..50], 3), None).is_err());
-    let mut with_nan = x.clone();
-    with_nan[[3, 4]] = f32::NAN;
-    assert!(matches!(
-        Booster::fit(&base, with_nan.view(), classes(&y, 3), None),
-        Err(MorfError::InvalidParameter { reason, .. }) if reason.contains("row 3, column 4")
-    ));
     let mut with_infinity = x.clone();
     with_infinity[[5, 1]] = f32::INFINITY;
     assert!(matches!(
@@ -469,11 +463,14 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(Booster::fit(&base, x.view(), BoostTargets::Values(&values), None).is_err());
     assert!(Booster::fit(&base, x.view(), classes(&y, 3), Some(&[0.0; 100])).is_err());
     let model = Booster::fit(&base, x.view(), classes(&y, 3), None).unwrap();
-    let mut nan_at_scoring = Array2::<f32>::zeros((300, 10));
-    nan_at_scoring[[257, 2]] = f32::NAN;
+    let mut infinity_at_scoring = Array2::<f32>::zeros((300, 10));
+    infinity_at_scoring[[257, 2]] = f32::INFINITY;
     assert!(matches!(
-        model.predict(nan_at_scoring.view(), 2),
-        Err(MorfError::InvalidParameter { reason, .. }) if reason.contains("row 257")
+        model.predict(infinity_at_scoring.view(), 2),
+        Err(MorfError::NonFiniteInput {
+            row: 257,
+            column: 2
+        })
     ));
     let narrow = Array2::<f32>::zeros((4, 9));
     assert!(matches!(
@@ -635,4 +632,93 @@ fn scores_are_the_same_for_any_number_of_threads_and_layout_of_x() {
             "{n_threads} threads, column-major X"
         );
     }
+}
+
+/// Two classes told apart only by whether feature 7 is missing, and three classes
+/// (as [`three_classes`]) with missing cells at random in every feature.
+fn with_missing_values(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>, Array2<f32>, Vec<u32>) {
+    let mut rng = Rng::new(seed, 1);
+    let (mut informative, _) = three_classes(n, seed);
+    let labels: Vec<u32> = (0..n).map(|_| rng.below(2) as u32).collect();
+    for (i, &label) in labels.iter().enumerate() {
+        if label == 1 {
+            informative[[i, 7]] = f32::NAN;
+        }
+    }
+    let (mut x, y) = three_classes(n, seed + 1);
+    x.mapv_inplace(|v| if rng.below(10) == 0 { f32::NAN } else { v });
+    (informative, labels, x, y)
+}
+
+#[test]
+fn missing_values_go_to_the_side_learnt_at_fit() {
+    let (x, y, _, _) = with_missing_values(600, 1);
+    let (x_test, y_test, _, _) = with_missing_values(600, 2);
+    for atoms in [
+        AtomKind::AxisAligned,
+        AtomKind::SparseOblique {
+            feature_combinations: 2.0,
+        },
+    ] {
+        let params = BoostParams {
+            n_estimators: 5,
+            max_features: match atoms {
+                AtomKind::AxisAligned => MaxFeatures::All,
+                _ => MaxFeatures::Count(20),
+            },
+            atoms: atoms.clone(),
+            ..BoostParams::default()
+        };
+        let model = Booster::fit(&params, x.view(), classes(&y, 2), None).unwrap();
+        // Only a split of present from missing values (or a missing side beside a
+        // threshold) tells the classes apart.
+        assert_eq!(accuracy(&model, &x_test, &y_test), 1.0, "{atoms:?}");
+        let reloaded = Booster::from_bytes(&model.to_bytes()).unwrap();
+        assert_eq!(
+            reloaded.predict(x_test.view(), 2).unwrap(),
+            model.predict(x_test.view(), 1).unwrap()
+        );
+    }
+}
+
+#[test]
+fn with_missing_values_training_and_scoring_agree_and_threads_do_not_matter() {
+    let (_, _, x, y) = with_missing_values(900, 3);
+    let params = BoostParams {
+        n_estimators: 12,
+        subsample: 0.6,
+        max_bins: 256,
+        atoms: AtomKind::SparseOblique {
+            feature_combinations: 2.0,
+        },
+        max_features: MaxFeatures::Count(30),
+        ..BoostParams::default()
+    };
+    let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
+    // Rows in a round's sample follow bins, the others thresholds and learnt sides,
+    // as scoring does: both must reach the same leaves.
+    let proba = model.predict(x.view(), 2).unwrap();
+    let log_loss = y
+        .iter()
+        .enumerate()
+        .map(|(i, &label)| -proba[[i, label as usize]].ln())
+        .sum::<f64>()
+        / y.len() as f64;
+    let recorded = *model.train_loss().last().unwrap();
+    assert!(
+        (log_loss - recorded).abs() < 1e-9,
+        "scored {log_loss}, recorded while training {recorded}"
+    );
+    assert!(accuracy(&model, &x, &y) > 0.8);
+    let with_threads = |n_threads| {
+        let params = BoostParams {
+            n_threads,
+            ..params.clone()
+        };
+        Booster::fit(&params, x.view(), classes(&y, 3), None)
+            .unwrap()
+            .to_bytes()
+    };
+    let one = with_threads(1);
+    assert!(one == with_threads(2) && one == with_threads(3));
 }

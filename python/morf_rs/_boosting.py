@@ -94,6 +94,14 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
     _task_parameters = ()
     _task_attributes_doc = ""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"allow_nan": True}
+
     @classmethod
     def _parameters(cls):
         """Every constructor parameter, in signature order."""
@@ -142,9 +150,10 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training samples, one per row. float32, float64 and uint8
             C-contiguous arrays are used without a copy; anything else is
-            converted once. Missing values (NaN) are refused, here and when
-            scoring: impute them first, or use a forest, which learns a side
-            for them.
+            converted once. NaN marks a missing value: a split direction
+            touching one has a missing projection, and each split learns which
+            side such samples go to (the larger child where it saw none).
+            Infinity is refused.
         y : array-like of shape (n_samples,)
             Class labels of any type (classifiers) or numbers (regressors).
         sample_weight : array-like of shape (n_samples,), default=None

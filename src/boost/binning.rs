@@ -13,6 +13,10 @@
 //! holds for every atom of a round of at most 8,192 samples (the edge sample is then
 //! every sample) whose projections take at most `max_bins` values: whole-valued X
 //! (pixels, counts) on single features or small integer-weighted patches, say.
+//!
+//! When X holds missing values (NaN), a projection touching one is missing, and every
+//! atom gets one more bin, after its present values' bins, for the missing projections
+//! (its present values then have at most 255 bins). Edges come from the present values.
 
 use rayon::prelude::*;
 
@@ -42,8 +46,10 @@ pub(crate) struct BinnedAtoms {
     n_positions: usize,
     /// Per atom, `MAX_EDGES` ascending edges, padded with infinity.
     edges: Vec<f32>,
-    /// Per atom, the number of bins in use (edges + 1).
+    /// Per atom, the number of bins in use (edges + 1, and the missing bin).
     n_bins: Vec<u16>,
+    /// Whether each atom's last bin holds the missing projections.
+    missing: bool,
     /// Per atom, the bin of each position: `bins[atom * n_positions + position]`.
     bins: Vec<u8>,
 }
@@ -51,20 +57,29 @@ pub(crate) struct BinnedAtoms {
 impl BinnedAtoms {
     /// Projects the samples at `row_of` (positions to rows of `rows`) on `atoms` and
     /// bins them, with at most `max_bins` bins per atom; `rng` draws the sample that
-    /// sets the edges. Parallel over atoms on the current thread pool; the result does
-    /// not depend on the number of threads.
+    /// sets the edges. With `missing` (X may hold NaN), each atom's last bin holds its
+    /// missing projections. Parallel over atoms on the current thread pool; the result
+    /// does not depend on the number of threads.
     pub fn bin<T: Feature>(
         &mut self,
         rows: &Rows<'_, T>,
         row_of: &[u32],
         atoms: AtomSet,
         max_bins: usize,
+        missing: bool,
         rng: &mut Rng,
     ) {
         let m = row_of.len();
         let n_atoms = atoms.len();
         self.atoms = atoms;
         self.n_positions = m;
+        self.missing = missing;
+        // The missing bin takes the last slot a `u8` can name.
+        let max_bins = if missing {
+            max_bins.min(MAX_EDGES)
+        } else {
+            max_bins
+        };
         self.edges.clear();
         self.edges.resize(n_atoms * MAX_EDGES, f32::INFINITY);
         self.n_bins.clear();
@@ -106,11 +121,12 @@ impl BinnedAtoms {
                     keys.extend(
                         values[a * s..(a + 1) * s]
                             .iter()
+                            .filter(|v| !v.is_nan())
                             .map(|&v| (sort_key(v) as u64) << 32),
                     );
                     sort_by_value(&mut keys, &mut sort_buffer);
                     let n_edges = quantile_edges(&keys, max_bins, edges);
-                    *n_bins = n_edges as u16 + 1;
+                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
                 }
                 let mut block = Vec::with_capacity(BLOCK);
                 for start in (0..m).step_by(BLOCK) {
@@ -118,11 +134,25 @@ impl BinnedAtoms {
                     block.extend(start as u32..m.min(start + BLOCK) as u32);
                     projector.project(rows, row_of, &block, &group, &mut values);
                     let len = block.len();
-                    for (a, edges) in edges.chunks_exact(MAX_EDGES).enumerate() {
+                    for (a, (edges, &n_bins)) in
+                        edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
+                    {
                         let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
                         let out = &mut bins[a * m + start..][..len];
-                        for (bin, &value) in out.iter_mut().zip(&values[a * len..(a + 1) * len]) {
-                            *bin = bin_of(edges, value);
+                        let values = &values[a * len..(a + 1) * len];
+                        if missing {
+                            let missing_bin = (n_bins - 1) as u8;
+                            for (bin, &value) in out.iter_mut().zip(values) {
+                                *bin = if value.is_nan() {
+                                    missing_bin
+                                } else {
+                                    bin_of(edges, value)
+                                };
+                            }
+                        } else {
+                            for (bin, &value) in out.iter_mut().zip(values) {
+                                *bin = bin_of(edges, value);
+                            }
                         }
                     }
                 }
@@ -139,15 +169,25 @@ impl BinnedAtoms {
         self.n_bins[atom] as usize
     }
 
+    /// The bin of `atom`'s missing projections, when X may hold missing values.
+    pub fn missing_bin(&self, atom: usize) -> Option<usize> {
+        self.missing.then(|| self.n_bins(atom) - 1)
+    }
+
     /// The bin of every position for `atom`.
     pub fn column(&self, atom: usize) -> &[u8] {
         &self.bins[atom * self.n_positions..(atom + 1) * self.n_positions]
     }
 
-    /// The value threshold equivalent to "bin <= `bin`" for `atom`; `bin` must be
-    /// below the atom's last bin.
+    /// The value threshold equivalent to "bin <= `bin`" among present projections
+    /// for `atom`; `bin` must be below the atom's last bin. Below the missing bin, the
+    /// last present bin takes every present value: `f32::MAX`, as the forests' split
+    /// of present from missing values.
     pub fn threshold(&self, atom: usize, bin: usize) -> f32 {
         debug_assert!(bin + 1 < self.n_bins(atom));
+        if self.missing_bin(atom) == Some(bin + 1) {
+            return f32::MAX;
+        }
         self.edges[atom * MAX_EDGES + bin]
     }
 }
@@ -268,12 +308,14 @@ mod tests {
             n_atoms in 1usize..40,
             max_bins in 2usize..=256,
             whole in any::<bool>(),
+            missing in any::<bool>(),
             seed in any::<u64>(),
         ) {
             let mut rng = Rng::new(seed, 0);
             let x = Array2::from_shape_fn((n + 3, 5), |_| {
                 let v = rng.unit() as f32 * 20.0 - 10.0;
-                if whole { v.round() } else { v }
+                let v = if whole { v.round() } else { v };
+                if missing && rng.below(8) == 0 { f32::NAN } else { v }
             });
             let rows = Rows::from_view(x.view()).unwrap();
             let row_of: Vec<u32> = (0..n as u32).map(|i| (i * 7 + 1) % (n as u32 + 3)).collect();
@@ -283,26 +325,36 @@ mod tests {
                 atoms.push_pairs(&mut [((a % 5) as u32, 1.0), (((a + 2) % 5) as u32, -0.5)]);
             }
             let mut binned = BinnedAtoms::default();
-            binned.bin(&rows, &row_of, atoms.clone(), max_bins, &mut Rng::new(seed, 1));
+            binned.bin(&rows, &row_of, atoms.clone(), max_bins, missing, &mut Rng::new(seed, 1));
             prop_assert_eq!(binned.n_atoms(), n_atoms);
+            // With missing values, at most 255 bins for present values and one more.
+            let most = if missing { max_bins.min(255) + 1 } else { max_bins };
             for a in 0..n_atoms {
                 let n_bins = binned.n_bins(a);
-                prop_assert!((1..=max_bins).contains(&n_bins));
+                prop_assert!((1..=most).contains(&n_bins));
+                let missing_bin = binned.missing_bin(a);
+                prop_assert_eq!(missing_bin, missing.then(|| n_bins - 1));
+                let present_bins = n_bins - usize::from(missing);
                 let column = binned.column(a);
                 let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
                 for (p, &z) in z.iter().enumerate() {
-                    prop_assert!((column[p] as usize) < n_bins);
+                    if z.is_nan() {
+                        prop_assert_eq!(Some(column[p] as usize), missing_bin);
+                        continue;
+                    }
+                    prop_assert!((column[p] as usize) < present_bins);
                     for b in 0..n_bins - 1 {
                         prop_assert_eq!(column[p] as usize <= b, z <= binned.threshold(a, b));
                     }
                 }
                 // Few distinct values: a bin each, so that the bins are exact.
-                let mut distinct = z.clone();
+                let mut distinct: Vec<f32> = z.iter().copied().filter(|z| !z.is_nan()).collect();
                 distinct.sort_by(f32::total_cmp);
                 distinct.dedup();
-                if distinct.len() <= max_bins {
-                    for p in 0..n {
-                        for q in 0..n {
+                if distinct.len() < most {
+                    let present: Vec<usize> = (0..n).filter(|&p| !z[p].is_nan()).collect();
+                    for &p in &present {
+                        for &q in &present {
                             prop_assert_eq!(column[p] == column[q], z[p] == z[q]);
                         }
                     }

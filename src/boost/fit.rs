@@ -35,7 +35,7 @@ const VALIDATION_STREAM: u64 = u64::MAX;
 const WALK_CHUNK: usize = 512;
 
 impl Booster {
-    /// Trains a boosted model on `x` (samples in rows, no missing values) for
+    /// Trains a boosted model on `x` (samples in rows, NaN for a missing value) for
     /// `targets`, with optional non-negative `sample_weight` (a sample of weight 0 is
     /// left out).
     pub fn fit<T: Feature>(
@@ -69,19 +69,7 @@ impl Booster {
         }
         check_targets(targets, n_samples)?;
         let weights = check_sample_weight(sample_weight, n_samples)?;
-        if rows.check_values()? {
-            let ((row, column), _) = x
-                .indexed_iter()
-                .find(|(_, v)| v.is_missing())
-                .expect("a missing value was seen");
-            return Err(invalid(
-                "X",
-                format!(
-                    "gradient boosting does not take missing values (NaN) yet, found at row \
-                     {row}, column {column}; impute them or use a forest"
-                ),
-            ));
-        }
+        let missing = rows.check_values()?;
         params.atoms.validate(n_features)?;
         let axis_aligned = params.atoms == AtomKind::AxisAligned;
         let n_atoms = params
@@ -106,10 +94,11 @@ impl Booster {
             learning_rate: params.learning_rate,
         };
         // Bytes hold the same values, so projections from them are the same floats.
-        let byte_valued = matches!(
-            rows.whole_values(),
-            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
-        );
+        let byte_valued = !missing
+            && matches!(
+                rows.whole_values(),
+                Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+            );
         let training = Training {
             params,
             loss: targets.loss(),
@@ -118,6 +107,7 @@ impl Booster {
             n_atoms,
             limits,
             n_features,
+            missing,
         };
         with_threads(params.n_threads, || {
             if byte_valued {
@@ -223,6 +213,8 @@ struct Training<'a> {
     n_atoms: usize,
     limits: GrowLimits,
     n_features: usize,
+    /// Whether X holds missing values.
+    missing: bool,
 }
 
 impl Training<'_> {
@@ -289,6 +281,7 @@ impl Training<'_> {
                 &round_rows,
                 atoms,
                 max_bins,
+                self.missing,
                 &mut stream(EDGES_STREAM),
             );
 

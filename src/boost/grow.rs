@@ -173,12 +173,18 @@ fn split_node(
     // Stable partition: each child keeps its positions ascending, so that gathers
     // read the columns forwards.
     let column = binned.column(split.atom as usize);
+    // No bin is u16::MAX: without missing values, every sample goes by its bin.
+    let missing_bin = binned
+        .missing_bin(split.atom as usize)
+        .map_or(u16::MAX, |bin| bin as u16);
+    let missing_left = split.missing_left == Some(true);
     let positions = &mut scratch.positions;
     scratch.right_positions.clear();
     let mut mid = node.start;
     for i in node.start..node.end {
         let p = positions[i];
-        if column[p as usize] as u16 <= split.bin {
+        let bin = column[p as usize] as u16;
+        if bin <= split.bin && bin != missing_bin || bin == missing_bin && missing_left {
             positions[mid] = p;
             mid += 1;
         } else {
@@ -315,9 +321,11 @@ fn run_pass(
         let mut scan = ScanScratch::default();
         for (i, a) in atoms.enumerate() {
             let bins = &built[i][..n_bins[i]];
+            let missing = binned.missing_bin(a).is_some();
             if pass.scan_built {
                 let found = best_bin_split(
                     bins,
+                    missing,
                     pass.built_node.sums,
                     a as u32,
                     &limits.split,
@@ -328,8 +336,14 @@ fn run_pass(
             if let (Some(derived), Some(other)) = (derived.as_deref_mut(), pass.derived_node) {
                 subtract(&mut derived[i], &built[i], n_bins[i]);
                 let other_bins = &derived[i][..n_bins[i]];
-                let found =
-                    best_bin_split(other_bins, other.sums, a as u32, &limits.split, &mut scan);
+                let found = best_bin_split(
+                    other_bins,
+                    missing,
+                    other.sums,
+                    a as u32,
+                    &limits.split,
+                    &mut scan,
+                );
                 best.1 = BinSplit::better(best.1, found);
             }
         }
@@ -377,8 +391,11 @@ fn lay_out(nodes: &[GrowingNode], binned: &BinnedAtoms, limits: &GrowLimits) -> 
             (Some(left), Some(split)) => {
                 let atom = binned.atoms.get(split.atom as usize);
                 let threshold = binned.threshold(split.atom as usize, split.bin as usize);
-                // No missing values at fit: at scoring they follow the larger child.
-                let missing_left = nodes[left].sums.n >= nodes[left + 1].sums.n;
+                // Without missing values at the node, scoring sends them to the
+                // larger child.
+                let missing_left = split
+                    .missing_left
+                    .unwrap_or(nodes[left].sums.n >= nodes[left + 1].sums.n);
                 tree.push_split(atom, threshold, missing_left);
                 tree.impurity_decreases.push(split.gain as f32);
                 stack.push((left + 1, Some(index as usize)));

@@ -14,6 +14,10 @@
 //! histogram scan here and the exact scans of samples there are written once over
 //! [`SplitCriterion`](crate::split::SplitCriterion).
 //!
+//! NaN in X is a missing value: projections touching one fall in a bin of their own,
+//! and each split learns the side they go to, stored in the tree as the forests store
+//! it, so that the saved layout is unchanged.
+//!
 //! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
 //! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
 //! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),

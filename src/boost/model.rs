@@ -2,7 +2,7 @@
 //! importances.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -201,8 +201,6 @@ impl Booster {
             .scoring
             .0
             .get_or_init(|| ScoringTrees::new(&self.trees, self.n_features));
-        // Trained without missing values, the trees have no side learnt for them.
-        let first_missing_row = AtomicUsize::new(usize::MAX);
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
             Forest::score_chunks(
@@ -212,28 +210,12 @@ impl Booster {
                 k_out,
                 threads,
                 cancel,
-                |first, rows, out| {
-                    if let Some(i) =
-                        (0..rows.n_samples).find(|&i| rows.row(i).iter().any(|v| v.is_missing()))
-                    {
-                        first_missing_row.fetch_min(first + i, Ordering::Relaxed);
-                        return;
-                    }
+                |_, rows, out| {
                     out.fill(0.0);
                     layout.add_leaf_values(trees.clone(), k_out, rows, out, cancel);
                 },
             )
-        })?;
-        match first_missing_row.into_inner() {
-            usize::MAX => Ok(()),
-            row => Err(invalid(
-                "X",
-                format!(
-                    "gradient boosting does not take missing values (NaN) yet, found in row \
-                     {row}; impute them or use a forest"
-                ),
-            )),
-        }
+        })
     }
 
     /// Predictions, shape (samples, width): class probabilities (columns in class

@@ -4,6 +4,17 @@
 //! G_R^2 / (H_R + lambda) - G^2 / (H + lambda)`. The formulas live with the forests'
 //! criteria in [`crate::split`], so that this scan and the exact scans of samples there
 //! rank splits alike.
+//!
+//! Every node is searched on histograms, small ones too. An exact search of nodes of
+//! at most 512 samples ([`crate::split::best_split`] on the round's atoms with this
+//! criterion, projections sorted) was measured and left out: it did not lower the test
+//! error (MNIST-1D, 200 rounds, 3 seeds: 0.110 against 0.109 on histograms;
+//! Fashion-MNIST, 10,000 images, 50 rounds, 2 seeds: 0.1124 against 0.1112) and made
+//! fits 1.4 to 2.7 times as long. Where an atom takes few values the histograms are
+//! exact already ([`super::binning`]).
+//!
+//! Missing projections have a bin of their own, the last: each boundary is tried with
+//! it on either side ([`BinSplit::missing_left`]).
 
 use super::histogram::{Bin, Sums, SLOT};
 use crate::split::{Float, GradientHessian, SplitCriterion};
@@ -59,6 +70,9 @@ pub(crate) struct BinSplit {
     pub bin: u16,
     /// Sums over the samples that go left.
     pub left: Sums,
+    /// Whether the samples of the missing bin go left (`Some(true)`) or right;
+    /// `None` when the node has none.
+    pub missing_left: Option<bool>,
 }
 
 impl BinSplit {
@@ -107,14 +121,53 @@ impl Default for ScanScratch {
 /// and decreasing the criterion. A bin's one entry is its gradient sum and its weight
 /// its hessian sum.
 ///
+/// With `has_missing_bin`, the last bin holds the samples whose projection is missing:
+/// when it has some, every boundary is tried with them on the right (the boundary
+/// after the last present bin splitting present from missing), then on the left, and
+/// a side wins only by a larger gain, as in scikit-learn's histogram boosting.
+pub(crate) fn best_bin_split<C: SplitCriterion>(
+    bins: &[Bin],
+    has_missing_bin: bool,
+    total: Sums,
+    atom: u32,
+    limits: &SplitLimits<C>,
+    scratch: &mut ScanScratch,
+) -> Option<BinSplit> {
+    let missing = match bins.last() {
+        Some(&last) if has_missing_bin && last.n > 0 => last,
+        _ => return scan(bins, Bin::default(), None, total, atom, limits, scratch),
+    };
+    let right = scan(
+        bins,
+        Bin::default(),
+        Some(false),
+        total,
+        atom,
+        limits,
+        scratch,
+    );
+    let present = &bins[..bins.len() - 1];
+    let left = scan(present, missing, Some(true), total, atom, limits, scratch);
+    match (right, left) {
+        (Some(r), Some(l)) if l.gain > r.gain => Some(l),
+        (None, l) => l,
+        (r, _) => r,
+    }
+}
+
+/// The best boundary of `bins` with `start` (the missing bin, or nothing) on the left
+/// of every boundary, its missing side recorded as `missing_left`.
+///
 /// Running sums first, kept only after occupied bins (after an empty bin a boundary
 /// splits the samples as the one before it does); then every kept boundary's
 /// children's cost without branches, in `f32` (a loop the compiler vectorises four
 /// lanes wide, divisions included); then the smallest, the earliest among equals, whose
 /// sums and gain are finally computed in `f64`. Near-ties within `f32` rounding may go
 /// either way, always the same way for the same histogram.
-pub(crate) fn best_bin_split<C: SplitCriterion>(
+fn scan<C: SplitCriterion>(
     bins: &[Bin],
+    start: Bin,
+    missing_left: Option<bool>,
     total: Sums,
     atom: u32,
     limits: &SplitLimits<C>,
@@ -131,7 +184,7 @@ pub(crate) fn best_bin_split<C: SplitCriterion>(
     } = scratch;
     // Running sums in f32, for ranking only: the winner's sums and gain are
     // recomputed in f64 below.
-    let (mut sum_g, mut sum_h, mut sum_n) = (0.0f32, 0.0f32, 0u32);
+    let (mut sum_g, mut sum_h, mut sum_n) = (start.g, start.h, start.n);
     let mut kept = 0;
     for (b, &bin) in bins[..boundaries].iter().enumerate() {
         sum_g += bin.g;
@@ -165,7 +218,7 @@ pub(crate) fn best_bin_split<C: SplitCriterion>(
     let bin = bin_of[first] as usize;
     let left = bins[..=bin]
         .iter()
-        .fold(Sums::default(), |sums, &bin| sums + bin);
+        .fold(Sums::default() + start, |sums, &bin| sums + bin);
     let right = total - left;
     let gain = side_cost(criterion, total.g, total.h)
         - (side_cost(criterion, left.g, left.h) + side_cost(criterion, right.g, right.h));
@@ -174,6 +227,7 @@ pub(crate) fn best_bin_split<C: SplitCriterion>(
         atom,
         bin: bin as u16,
         left,
+        missing_left,
     })
 }
 
@@ -187,51 +241,69 @@ mod tests {
         #[test]
         fn finds_the_best_allowed_boundary_by_brute_force(
             entries in prop::collection::vec((-5i32..5, 1u32..4, 0u32..4), 1..30),
+            missing in prop::option::of((-5i32..5, 1u32..4, 0u32..4)),
             min_samples_leaf in 1u32..6,
             l2 in 0.0f64..2.0,
         ) {
-            let bins: Vec<Bin> = entries
-                .iter()
-                .map(|&(g, h, n)| Bin { g: g as f32 * n as f32, h: h as f32 * n as f32, n })
-                .collect();
+            let bin = |&(g, h, n): &(i32, u32, u32)| Bin { g: g as f32 * n as f32, h: h as f32 * n as f32, n };
+            let mut bins: Vec<Bin> = entries.iter().map(bin).collect();
+            let present = bins.len();
+            // The missing bin, last, with or without samples.
+            let missing_bin = missing.as_ref().map(bin);
+            bins.extend(missing_bin);
             let total = bins.iter().fold(Sums::default(), |a, &b| a + b);
             let limits = SplitLimits::boosting(min_samples_leaf, l2);
-            let found = best_bin_split(&bins, total, 3, &limits, &mut ScanScratch::default());
+            let found = best_bin_split(&bins, missing.is_some(), total, 3, &limits, &mut ScanScratch::default());
             let score = |s: Sums| s.g * s.g / (s.h + l2);
-            let mut expected: Option<(f64, usize)> = None;
-            for b in 0..bins.len() - 1 {
-                let left = bins[..=b].iter().fold(Sums::default(), |a, &x| a + x);
-                let right = total - left;
-                if bins[b].n == 0 || left.n < min_samples_leaf || right.n < min_samples_leaf
-                    || left.h < GradientHessian::MIN_CHILD_HESSIAN
-                    || right.h < GradientHessian::MIN_CHILD_HESSIAN {
+            let has_missing = missing_bin.is_some_and(|m| m.n > 0);
+            // Every boundary after an occupied present bin, missing samples right, then
+            // left; (gain, left sums, missing side).
+            let mut expected: Option<(f64, Sums, Option<bool>)> = None;
+            for missing_left in [false, true] {
+                if missing_left && !has_missing {
                     continue;
                 }
-                let gain = score(left) + score(right) - score(total);
-                if gain > 0.0 && expected.is_none_or(|(g, _)| gain > g) {
-                    expected = Some((gain, b));
+                for b in 0..present {
+                    let mut left = bins[..=b].iter().fold(Sums::default(), |a, &x| a + x);
+                    if missing_left {
+                        left = left + missing_bin.unwrap();
+                    }
+                    let right = total - left;
+                    if bins[b].n == 0 || left.n < min_samples_leaf || right.n < min_samples_leaf
+                        || left.h < GradientHessian::MIN_CHILD_HESSIAN
+                        || right.h < GradientHessian::MIN_CHILD_HESSIAN {
+                        continue;
+                    }
+                    let gain = score(left) + score(right) - score(total);
+                    let side = has_missing.then_some(missing_left);
+                    if gain > 0.0 && expected.is_none_or(|(g, _, _)| gain > g) {
+                        expected = Some((gain, left, side));
+                    }
                 }
             }
             match (found, expected) {
                 (None, None) => {}
-                (Some(split), Some((gain, _))) => {
+                (Some(split), Some((gain, _, _))) => {
                     // Scores are compared in f32: any boundary within its rounding of
                     // the best will do, and its gain is reported exactly.
-                    let left = bins[..=split.bin as usize].iter().fold(Sums::default(), |a, &x| a + x);
+                    let mut left = bins[..=split.bin as usize].iter().fold(Sums::default(), |a, &x| a + x);
+                    if split.missing_left == Some(true) {
+                        left = left + missing_bin.unwrap();
+                    }
                     let exact = score(left) + score(total - left) - score(total);
                     prop_assert!((split.gain - exact).abs() <= 1e-9 * exact.abs().max(1.0));
                     prop_assert!(split.gain >= gain - 1e-5 * score(total).max(1.0), "found {split:?}, best gain {gain}");
                     prop_assert_eq!(split.left, left);
                     prop_assert_eq!(split.atom, 3);
+                    prop_assert_eq!(split.missing_left.is_some(), has_missing);
+                    prop_assert!((split.bin as usize) < present);
                 }
                 // A gain within f32 rounding of zero may be missed.
-                (None, Some((gain, _))) => prop_assert!(gain <= 1e-5 * score(total).max(1.0)),
+                (None, Some((gain, _, _))) => prop_assert!(gain <= 1e-5 * score(total).max(1.0)),
                 (found, expected) => prop_assert!(false, "found {found:?}, expected {expected:?}"),
             }
         }
-    }
 
-    proptest! {
         #[test]
         fn with_a_bin_per_value_the_histogram_scan_finds_the_exact_scans_gain(
             samples in prop::collection::vec((0u8..12, -4i8..5, 1u8..4), 2..80),
@@ -272,7 +344,7 @@ mod tests {
                 bin.n += 1;
             }
             let total = bins.iter().fold(Sums::default(), |a, &b| a + b);
-            let found = best_bin_split(&bins, total, 0, &limits, &mut ScanScratch::default());
+            let found = best_bin_split(&bins, false, total, 0, &limits, &mut ScanScratch::default());
             let tolerance = 1e-5 * (total.g * total.g).max(1.0);
             match (found, exact) {
                 (Some(found), Some(exact)) => {
@@ -293,6 +365,7 @@ mod tests {
             atom,
             bin,
             left: Sums::default(),
+            missing_left: None,
         };
         let (a, b) = (Some(split(2, 5)), Some(split(7, 1)));
         assert_eq!(BinSplit::better(a, b), a);

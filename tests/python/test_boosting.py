@@ -248,6 +248,36 @@ def test_regression_targets_must_be_finite_numbers():
         GradientBoostingRegressor().fit(X, np.array(["x"] * 50))
 
 
+@pytest.mark.parametrize("Model", CLASSIFIERS + REGRESSORS)
+def test_missing_values_go_to_the_side_learnt_at_fit(Model):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 12)).astype(np.float32)
+    y = rng.integers(0, 2, size=400)
+    # Only whether feature 5 is missing tells the classes apart.
+    X[y == 1, 5] = np.nan
+    params = {"n_estimators": 5, "random_state": 0}
+    manifold = (
+        ManifoldObliqueGradientBoostingClassifier,
+        ManifoldObliqueGradientBoostingRegressor,
+    )
+    if Model in manifold:
+        params.update(image_shape=(3, 4), patch_max=(2, 2))
+    model = Model(**params).fit(X, y)
+    X_test = rng.normal(size=(200, 12)).astype(np.float32)
+    y_test = rng.integers(0, 2, size=200)
+    X_test[y_test == 1, 5] = np.nan
+    prediction = model.predict(X_test)
+    if hasattr(model, "predict_proba"):
+        np.testing.assert_array_equal(prediction, y_test)
+    else:
+        np.testing.assert_array_equal(np.round(prediction), y_test)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X_test), prediction)
+    X_test[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinit"):
+        model.predict(X_test)
+
+
 def test_a_failed_fit_keeps_the_previous_model():
     X, y = three_classes(200, 12)
     clf = GradientBoostingClassifier(n_estimators=3, random_state=0).fit(X, y)
