@@ -50,7 +50,7 @@ class _Params(TypedDict, total=False):
     wrap: list[bool]
     contiguous: list[bool]
     max_features: Literal["sqrt", "log2"] | int | float | None
-    criterion: Literal["gini", "entropy", "squared_error"]
+    criterion: Literal["gini", "entropy", "squared_error", "poisson"]
     max_depth: int | None
     min_samples_split: int
     min_samples_leaf: int

@@ -182,8 +182,12 @@ CLASSIFIER_CRITERION = Param(
 REGRESSOR_CRITERION = Param(
     "criterion",
     "squared_error",
-    '{"squared_error"}',
-    "Impurity measure of a split: the mean squared error of the targets.",
+    '{"squared_error", "poisson"}',
+    """
+Impurity measure of a split: the mean squared error of the targets, or half the
+mean Poisson deviance ("poisson", for counts and rates: y must be non-negative with
+a positive sum, and no split leaves a child whose targets sum to 0).
+""",
 )
 
 CLASSIFIER_PARAMS = (

@@ -47,7 +47,9 @@ class ForestRegressor(MultiOutputMixin, RegressorMixin, BaseObliqueForest):
 
     def _task_params(self):
         return {
-            "criterion": check_choice("criterion", self.criterion, ("squared_error",)),
+            "criterion": check_choice(
+                "criterion", self.criterion, ("squared_error", "poisson")
+            ),
             "honest_prior": check_choice(
                 "honest_prior", self.honest_prior, ("ignore", "empirical")
             ),

@@ -56,7 +56,7 @@ impl<C> SplitLimits<C> {
 /// The cost of a side whose one entry sums to `sum` and whose weight is `weight`.
 #[inline(always)]
 fn side_cost<C: SplitCriterion, F: Float>(criterion: &C, sum: F, weight: F) -> F {
-    criterion.cost(weight, criterion.term(sum))
+    criterion.cost(weight, criterion.term(sum, weight))
 }
 
 /// The best boundary found for a node.

@@ -15,8 +15,8 @@ use crate::error::{invalid, MorfError, Result};
 use crate::params::ForestParams;
 use crate::rng::Rng;
 use crate::split::{
-    Criterion, Entropy, Gini, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
-    SquaredError,
+    Criterion, Entropy, Gini, LocalSamples, NodeTargets, Poisson, SplitCriterion, SplitRule,
+    SplitScratch, SquaredError,
 };
 use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree};
 
@@ -149,6 +149,9 @@ impl Forest {
                 running_sums,
                 trees,
             ),
+            Criterion::Poisson => {
+                job.grow_trees(&Poisson { n_outputs: width }, &rows, running_sums, trees)
+            }
         })?;
         Ok(Forest {
             n_features,

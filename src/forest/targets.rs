@@ -97,7 +97,7 @@ impl Targets<'_> {
         let regression = matches!(task, Task::Regression { .. });
         if criterion.is_regression() != regression {
             let needs = if regression {
-                "SquaredError for target values"
+                "SquaredError or Poisson for target values"
             } else {
                 "Gini or Entropy for classes"
             };
@@ -105,6 +105,9 @@ impl Targets<'_> {
                 "criterion",
                 format!("{criterion:?} does not fit these targets: use {needs}"),
             ));
+        }
+        if let (Criterion::Poisson, Targets::Values(values)) = (criterion, self) {
+            check_poisson_targets(values)?;
         }
         if regression && honest && prior == HonestPrior::Uniform {
             return Err(invalid(
@@ -133,4 +136,25 @@ impl Task {
             Task::Regression { n_outputs } => Leaves::values(n_outputs),
         }
     }
+}
+
+/// Poisson deviance needs counts or rates: no negative value, and some positive one
+/// (scikit-learn's rule, over all outputs together).
+fn check_poisson_targets(values: &ArrayView2<'_, f64>) -> Result<()> {
+    if let Some(((row, column), value)) = values.indexed_iter().find(|(_, &v)| v < 0.0) {
+        return Err(invalid(
+            "y",
+            format!(
+                "Some value(s) of y are negative which is not allowed for Poisson \
+                 regression (first at row {row}, output {column}: {value})"
+            ),
+        ));
+    }
+    if values.sum() <= 0.0 {
+        return Err(invalid(
+            "y",
+            "Sum of y is not strictly positive which is necessary for Poisson regression",
+        ));
+    }
+    Ok(())
 }

@@ -90,11 +90,12 @@ pub(super) fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams>
         None | Some("gini") => Criterion::Gini,
         Some("entropy") => Criterion::Entropy,
         Some("squared_error") => Criterion::SquaredError,
+        Some("poisson") => Criterion::Poisson,
         Some(other) => {
             return Err(bad_choice(
                 "criterion",
                 other,
-                "'gini', 'entropy' or 'squared_error'",
+                "'gini', 'entropy', 'squared_error' or 'poisson'",
             ))
         }
     };

@@ -1,7 +1,7 @@
 //! Split criteria: the impurity a split search decreases, behind one small trait
 //! ([`SplitCriterion`]), and the targets it reads: class weights (Gini, entropy),
-//! target values (squared error), or gradients and hessians (the second-order loss of
-//! gradient boosting, [`GradientHessian`]).
+//! target values (squared error, Poisson deviance), or gradients and hessians (the
+//! second-order loss of gradient boosting, [`GradientHessian`]).
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -63,6 +63,8 @@ pub trait Float:
     fn from_f64(value: f64) -> Self;
     /// Base-2 logarithm.
     fn log2(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
 }
 
 macro_rules! float {
@@ -77,6 +79,10 @@ macro_rules! float {
             fn log2(self) -> Self {
                 <$t>::log2(self)
             }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
         }
     };
 }
@@ -88,17 +94,18 @@ float!(f64);
 ///
 /// A criterion sees each sample as a few additive statistics, its *entries*: the
 /// sample's weight in the entry of its class (Gini, entropy), or its weighted target
-/// values, one entry per output (squared error). The weighted impurity `W * I` of a
-/// set of samples of total weight `W` depends only on the sums `S_e` of its entries,
-/// and on them through a sum of one term per entry:
+/// values, one entry per output (squared error, Poisson). The weighted impurity `W * I`
+/// of a set of samples of total weight `W` depends only on `W` and the sums `S_e` of
+/// its entries, through a sum of one term per entry:
 ///
 /// ```text
-/// W * I = cost(W, sum_e term(S_e))    (up to a part that adds up over samples)
+/// W * I = cost(W, sum_e term(S_e, W))    (up to a part that adds up over samples)
 /// ```
 ///
 /// So when a scan moves one sample from the right side of a threshold to the left,
 /// each side's sum of terms changes only in the entries that sample has: one for a
-/// class, one per output for values. The scans of [`best_split`] are written once over
+/// class, one per output for values. A term may depend on `W` only when every sample
+/// has every entry (values), so that each move updates every term. The scans of [`best_split`] are written once over
 /// this trait and compiled once per criterion, without a branch on the task inside.
 /// A new criterion implements these methods, as [`GradientHessian`] does for
 /// boosting (its entry a gradient, its weight a hessian), so that the booster's
@@ -123,8 +130,18 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// Calls `add(entry, amount)` for every entry of the node sample at `position`.
     fn entries(&self, node: &NodeTargets, position: usize, add: impl FnMut(usize, f64));
 
-    /// One entry's part of a side's sum of terms, given the entry's sum on that side.
-    fn term<F: Float>(&self, sum: F) -> F;
+    /// One entry's part of a side's sum of terms, given the entry's sum on that side
+    /// and the side's weight.
+    fn term<F: Float>(&self, sum: F, weight: F) -> F;
+
+    /// Whether a side of `node` whose entries sum to `sums` may be a child (beside
+    /// the weight and sample counts every criterion requires). Every side may, unless
+    /// the criterion says otherwise, as [`Poisson`] does.
+    #[inline(always)]
+    fn allows_side(&self, node: &NodeTargets, sums: impl Iterator<Item = f64>) -> bool {
+        let _ = (node, sums);
+        true
+    }
 
     /// Weighted impurity `W * I` of a side of weight `weight` whose entries' terms add
     /// up to `terms`, up to a part that adds up over samples (and so cancels out of
@@ -138,7 +155,8 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
 
     /// Weighted impurity `W * I` of a node from its [`NodeTargets`].
     fn node_cost(&self, node: &NodeTargets) -> f64 {
-        self.cost(node.weight, node.sums.iter().map(|&s| self.term(s)).sum())
+        let terms = node.sums.iter().map(|&s| self.term(s, node.weight)).sum();
+        self.cost(node.weight, terms)
     }
 }
 
@@ -201,7 +219,7 @@ macro_rules! class_criterion {
             }
 
             #[inline(always)]
-            fn term<F: Float>(&self, sum: F) -> F {
+            fn term<F: Float>(&self, sum: F, _weight: F) -> F {
                 $name::term(sum)
             }
 
@@ -322,13 +340,105 @@ impl SplitCriterion for SquaredError {
     }
 
     #[inline(always)]
-    fn term<F: Float>(&self, sum: F) -> F {
+    fn term<F: Float>(&self, sum: F, _weight: F) -> F {
         sum * sum
     }
 
     #[inline(always)]
     fn cost<F: Float>(&self, weight: F, terms: F) -> F {
         -terms / (weight * F::from_f64(self.n_outputs as f64))
+    }
+
+    fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
+        let k = self.n_outputs;
+        let w = local.weight_of[sample];
+        for (entry, &value) in local.values_of[sample * k..][..k].iter().enumerate() {
+            add(entry, w * value);
+        }
+    }
+}
+
+/// Half Poisson deviance of non-negative target values about their weighted mean,
+/// averaged over outputs (scikit-learn's `"poisson"`): with `S_k` the weighted sum of
+/// output `k` and `W` the weight, `W * I = sum_k sum_i w_i y_ik ln(y_ik W / S_k) / K`,
+/// which is `-sum_k S_k ln(S_k / W) / K` up to a part that adds up over samples.
+/// Entries are the weighted values, and the term of one `-S_k ln(S_k / W)`.
+///
+/// As in scikit-learn, no side may have an output whose sum is 0 (up to rounding,
+/// [`SplitCriterion::allows_side`]): its mean would be 0, and a Poisson model of mean 0
+/// gives any positive count a probability of 0.
+#[derive(Debug, Clone, Copy)]
+pub struct Poisson {
+    /// Number of outputs (columns of y).
+    pub n_outputs: usize,
+}
+
+impl SplitCriterion for Poisson {
+    const ENTRIES_SUM_TO_WEIGHT: bool = false;
+
+    fn n_entries(&self) -> usize {
+        self.n_outputs
+    }
+
+    /// The weighted values as they are: unlike squared error, the deviance is not
+    /// the same about another origin.
+    fn gather(&self, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
+        let k = self.n_outputs;
+        node.weights.clear();
+        node.values.clear();
+        node.sums.clear();
+        node.sums.resize(k, 0.0);
+        let first = &local.values_of[samples[0] as usize * k..][..k];
+        let (mut pure, mut weight) = (true, 0.0);
+        for &sample in samples {
+            let w = local.weight_of[sample as usize];
+            let values = &local.values_of[sample as usize * k..][..k];
+            for ((sum, &v), &f) in node.sums.iter_mut().zip(values).zip(first) {
+                node.values.push(w * v);
+                *sum += w * v;
+                pure &= v == f;
+            }
+            node.weights.push(w);
+            weight += w;
+        }
+        node.weight = weight;
+        node.pure = pure;
+    }
+
+    /// Every output, 0 included: the terms depend on the side's weight.
+    #[inline(always)]
+    fn entries(&self, node: &NodeTargets, position: usize, mut add: impl FnMut(usize, f64)) {
+        let k = self.n_outputs;
+        for (entry, &value) in node.values[position * k..][..k].iter().enumerate() {
+            add(entry, value);
+        }
+    }
+
+    /// `-S ln(S / W)`, and 0 for an empty side (or one a rounding left with a sum or
+    /// weight not above 0, which [`SplitCriterion::allows_side`] turns down).
+    #[inline(always)]
+    fn term<F: Float>(&self, sum: F, weight: F) -> F {
+        if sum > F::ZERO && weight > F::ZERO {
+            -(sum * (sum / weight).ln())
+        } else {
+            F::ZERO
+        }
+    }
+
+    #[inline(always)]
+    fn cost<F: Float>(&self, _weight: F, terms: F) -> F {
+        terms / F::from_f64(self.n_outputs as f64)
+    }
+
+    /// Only sides whose every output sums to more than 0 beyond rounding: a side's
+    /// sum is the node's less the other side's, one sample at a time, and may miss 0
+    /// by up to `2 n f64::EPSILON` times the node's sum (`n` samples), so a side must
+    /// hold more than that (and more than `f64::EPSILON`, scikit-learn's bound).
+    #[inline(always)]
+    fn allows_side(&self, node: &NodeTargets, sums: impl Iterator<Item = f64>) -> bool {
+        let rounding = 2.0 * node.weights.len() as f64 * f64::EPSILON;
+        sums.zip(&node.sums)
+            .all(|(sum, &total)| sum > f64::EPSILON && sum > rounding * total)
     }
 
     fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
@@ -405,7 +515,7 @@ impl SplitCriterion for GradientHessian {
     }
 
     #[inline(always)]
-    fn term<F: Float>(&self, sum: F) -> F {
+    fn term<F: Float>(&self, sum: F, _weight: F) -> F {
         sum * sum
     }
 
@@ -430,11 +540,13 @@ pub enum Criterion {
     Entropy,
     /// Mean squared error (regression).
     SquaredError,
+    /// Half Poisson deviance (regression of non-negative targets such as counts).
+    Poisson,
 }
 
 impl Criterion {
     /// Whether the criterion grows regression trees.
     pub fn is_regression(self) -> bool {
-        matches!(self, Criterion::SquaredError)
+        matches!(self, Criterion::SquaredError | Criterion::Poisson)
     }
 }

@@ -9,8 +9,8 @@ mod search;
 mod sort;
 
 pub use criterion::{
-    Criterion, Entropy, Float, Gini, GradientHessian, LocalSamples, NodeTargets, SplitCriterion,
-    SquaredError,
+    Criterion, Entropy, Float, Gini, GradientHessian, LocalSamples, NodeTargets, Poisson,
+    SplitCriterion, SquaredError,
 };
 pub use projection::{key_value, sort_key, NodeProjector};
 pub(crate) use scan::midpoint;

@@ -129,6 +129,9 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     #[inline(always)]
     fn move_left(&self, sides: &mut Sides<'_>, position: usize) {
         let criterion = self.criterion;
+        let weight = self.node.weights[position];
+        let (old_left_weight, old_right_weight) = (sides.left_weight, sides.right_weight);
+        let (left_weight, right_weight) = (old_left_weight + weight, old_right_weight - weight);
         let (left, right) = (&mut *sides.left, &mut *sides.right);
         let (left_terms, right_terms) = (&mut sides.left_terms, &mut sides.right_terms);
         criterion.entries(self.node, position, |entry, amount| {
@@ -136,13 +139,28 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             let old_right = right[entry];
             left[entry] = old_left + amount;
             right[entry] = old_right - amount;
-            *left_terms += criterion.term(old_left + amount) - criterion.term(old_left);
-            *right_terms += criterion.term(old_right - amount) - criterion.term(old_right);
+            *left_terms += criterion.term(old_left + amount, left_weight)
+                - criterion.term(old_left, old_left_weight);
+            *right_terms += criterion.term(old_right - amount, right_weight)
+                - criterion.term(old_right, old_right_weight);
         });
-        let weight = self.node.weights[position];
-        sides.left_weight += weight;
-        sides.right_weight -= weight;
+        sides.left_weight = left_weight;
+        sides.right_weight = right_weight;
         sides.n_left += 1;
+    }
+
+    /// Whether both sides may be children by their weights and the criterion's rule
+    /// on their sums (sample counts apart).
+    #[inline(always)]
+    fn sides_allowed(&self, sides: &Sides<'_>) -> bool {
+        self.heavy_enough(sides.left_weight)
+            && self.heavy_enough(sides.right_weight)
+            && self
+                .criterion
+                .allows_side(self.node, sides.left.iter().copied())
+            && self
+                .criterion
+                .allows_side(self.node, sides.right.iter().copied())
     }
 
     /// The children's cost of the split the sides stand for, when both may be
@@ -151,8 +169,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     fn children_cost(&self, sides: &Sides<'_>, n: usize) -> Option<f64> {
         let allowed = sides.n_left >= self.min_leaf
             && n - sides.n_left >= self.min_leaf
-            && self.heavy_enough(sides.left_weight)
-            && self.heavy_enough(sides.right_weight);
+            && self.sides_allowed(sides);
         allowed.then(|| {
             self.criterion.cost(sides.left_weight, sides.left_terms)
                 + self.criterion.cost(sides.right_weight, sides.right_terms)
@@ -226,7 +243,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             if sides.n_left < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
                 continue;
             }
-            if !self.heavy_enough(sides.left_weight) || !self.heavy_enough(sides.right_weight) {
+            if !self.sides_allowed(sides) {
                 continue;
             }
             let children_cost = criterion.cost(sides.left_weight, sides.left_terms)
@@ -317,14 +334,16 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 }
                 let right_weight = node.weight - left_weight;
                 let enough_left = !count_samples || left_n >= self.min_leaf;
-                if enough_left && self.heavy_enough(left_weight) && self.heavy_enough(right_weight)
+                let right = || left.iter().zip(&node.sums).map(|(&l, &s)| s - l);
+                if enough_left
+                    && self.heavy_enough(left_weight)
+                    && self.heavy_enough(right_weight)
+                    && criterion.allows_side(node, left.iter().copied())
+                    && criterion.allows_side(node, right())
                 {
-                    let left_terms: f64 = left.iter().map(|&s| criterion.term(s)).sum();
-                    let right_terms: f64 = left
-                        .iter()
-                        .zip(&node.sums)
-                        .map(|(&l, &s)| criterion.term(s - l))
-                        .sum();
+                    let left_terms: f64 =
+                        left.iter().map(|&s| criterion.term(s, left_weight)).sum();
+                    let right_terms: f64 = right().map(|s| criterion.term(s, right_weight)).sum();
                     let children_cost = criterion.cost(left_weight, left_terms)
                         + criterion.cost(right_weight, right_terms);
                     let (below, above) = (low + below as f32, low + offset as f32);

@@ -109,7 +109,11 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     if n < 2 * min_leaf {
         return None;
     }
-    let node_terms: f64 = node.sums.iter().map(|&s| criterion.term(s)).sum();
+    let node_terms: f64 = node
+        .sums
+        .iter()
+        .map(|&s| criterion.term(s, node.weight))
+        .sum();
     let scan = NodeScan {
         criterion,
         node,
@@ -196,7 +200,9 @@ mod tests {
     use ndarray::Array2;
     use proptest::prelude::*;
 
-    use super::super::criterion::{Entropy, Gini, GradientHessian, LocalSamples, SquaredError};
+    use super::super::criterion::{
+        Entropy, Gini, GradientHessian, LocalSamples, Poisson, SquaredError,
+    };
     use super::*;
 
     /// Which criterion a brute-force check computes.
@@ -207,6 +213,8 @@ mod tests {
         SquaredError(usize),
         /// Gradients in `values_of`, hessians in `weight_of`.
         GradientHessian(f64),
+        /// Non-negative values.
+        Poisson(usize),
     }
 
     /// Weighted impurity `W * I` of `members` (local sample ids), from scratch.
@@ -251,6 +259,30 @@ mod tests {
                 let g: f64 = members.iter().map(|&s| local.values_of[s]).sum();
                 -g * g / (total + l2)
             }
+            Kind::Poisson(k) => {
+                let mut deviance = 0.0;
+                for output in 0..k {
+                    let value = |s: usize| local.values_of[s * k + output];
+                    let sum: f64 = members.iter().map(|&s| local.weight_of[s] * value(s)).sum();
+                    deviance += members
+                        .iter()
+                        .filter(|&&s| value(s) > 0.0)
+                        .map(|&s| local.weight_of[s] * value(s) * (value(s) * total / sum).ln())
+                        .sum::<f64>();
+                }
+                deviance / k as f64
+            }
+        }
+    }
+
+    /// Whether a side may be a child by the criterion's own rule: under Poisson,
+    /// every output has a positive value in it.
+    fn criterion_allows(kind: Kind, local: &LocalSamples, side: &[usize]) -> bool {
+        match kind {
+            Kind::Poisson(k) => {
+                (0..k).all(|output| side.iter().any(|&s| local.values_of[s * k + output] > 0.0))
+            }
+            _ => true,
         }
     }
 
@@ -280,6 +312,8 @@ mod tests {
             || weight(&right) <= 0.0
             || weight(&left) < rule.min_weight_leaf
             || weight(&right) < rule.min_weight_leaf
+            || !criterion_allows(kind, local, &left)
+            || !criterion_allows(kind, local, &right)
         {
             return None;
         }
@@ -324,6 +358,7 @@ mod tests {
             Kind::GradientHessian(l2_regularization) => {
                 with!(GradientHessian { l2_regularization })
             }
+            Kind::Poisson(n_outputs) => with!(Poisson { n_outputs }),
         }
     }
 
@@ -334,7 +369,7 @@ mod tests {
             not_in_node in 0usize..20,
             n_features in 1usize..4,
             n_classes in 1usize..4,
-            kind in 0usize..7,
+            kind in 0usize..9,
             min_samples_leaf in 1usize..4,
             min_weight_fraction in prop::sample::select(vec![0.0, 0.1, 0.3]),
             halves in any::<bool>(),
@@ -344,14 +379,17 @@ mod tests {
             missing in prop::sample::select(vec![0.0, 0.0, 0.1, 0.4]),
             seed in any::<u64>(),
         ) {
-            // Gini, entropy, squared error with 1 to 3 outputs (far from 0 or not), or
-            // boosting's gradients and hessians with and without a penalty.
+            // Gini, entropy, squared error with 1 to 3 outputs (far from 0 or not),
+            // boosting's gradients and hessians with and without a penalty, or Poisson
+            // deviance of 1 or 2 outputs.
             let kind = [
                 Kind::Gini, Kind::Entropy, Kind::SquaredError(1), Kind::SquaredError(2),
                 Kind::SquaredError(3), Kind::GradientHessian(0.0), Kind::GradientHessian(0.5),
+                Kind::Poisson(1), Kind::Poisson(2),
             ][kind];
-            // Gradients far from 0 would make the costs from scratch too coarse.
-            let offset = if matches!(kind, Kind::GradientHessian(_)) { 0.0 } else { offset };
+            // Gradients far from 0 would make the costs from scratch too coarse;
+            // Poisson's counts start at 0.
+            let offset = if matches!(kind, Kind::GradientHessian(_) | Kind::Poisson(_)) { 0.0 } else { offset };
             let mut rng = crate::rng::Rng::new(seed, 0);
             // Few distinct values, so that ties between samples are common: whole numbers
             // close together (counted, or sorted by counting), far apart (sorted by
@@ -380,7 +418,7 @@ mod tests {
             }
             samples.truncate(n);
             let n_outputs = match kind {
-                Kind::SquaredError(k) => k,
+                Kind::SquaredError(k) | Kind::Poisson(k) => k,
                 Kind::GradientHessian(_) => 1,
                 _ => 0,
             };
@@ -388,8 +426,16 @@ mod tests {
                 row_of,
                 class_of: (0..n_local).map(|_| rng.below(n_classes) as u32).collect(),
                 weight_of: (0..n_local).map(|_| [0.5, 1.0, 2.0][rng.below(3)]).collect(),
-                // Few distinct values too, so that pure nodes and ties occur.
-                values_of: (0..n_local * n_outputs).map(|_| offset + [0.0, 1.5, -3.0, 7.25][rng.below(n_classes + 1)]).collect(),
+                // Few distinct values too, so that pure nodes and ties occur; for
+                // Poisson, counts that are mostly 0, so that sides without any occur.
+                values_of: (0..n_local * n_outputs).map(|_| {
+                    let value: f64 = [0.0, 1.5, -3.0, 7.25][rng.below(n_classes + 1)];
+                    match kind {
+                        Kind::Poisson(_) if rng.below(3) > 0 => 0.0,
+                        Kind::Poisson(_) => value.abs(),
+                        _ => offset + value,
+                    }
+                }).collect(),
             };
             let rows = Rows::from_view(x.view()).unwrap();
             prop_assert_eq!(rows.whole_range(3).is_some(), !has_missing && (!halves || x.iter().all(|v| v.fract() == 0.0)));
@@ -460,6 +506,57 @@ mod tests {
                 (found, brute) => prop_assert!(false, "engine {found:?}, brute force {brute:?}"),
             }
         }
+    }
+
+    #[test]
+    fn poisson_splits_never_leave_a_side_without_counts() {
+        // Mostly zero counts, so that the best split by deviance alone often puts
+        // only zeros on one side; counted, sorted by counting and sorted scans all
+        // turn such splits down, and a split is found whenever an allowed one exists.
+        let mut rng = crate::rng::Rng::new(17, 0);
+        let mut found = 0;
+        for _ in 0..3000 {
+            let n = 2 + rng.below(30);
+            let n_outputs = 1 + rng.below(2);
+            let scale = [1.0f32, 0.5, 1000.0][rng.below(3)];
+            let x = Array2::from_shape_fn((n, 2), |_| rng.below(4) as f32 * scale);
+            let rows = Rows::from_view(x.view()).unwrap();
+            let local = LocalSamples {
+                row_of: (0..n as u32).collect(),
+                class_of: Vec::new(),
+                weight_of: (0..n).map(|_| [0.3, 1.0, 1.7][rng.below(3)]).collect(),
+                values_of: (0..n * n_outputs)
+                    .map(|_| [0.0, 0.0, 0.0, 1.0, 2.5][rng.below(5)])
+                    .collect(),
+            };
+            let samples: Vec<u32> = (0..n as u32).collect();
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            atoms.push_unit(&mut [0]);
+            atoms.push_unit(&mut [1]);
+            let rule = SplitRule {
+                min_samples_leaf: 1 + rng.below(2),
+                min_weight_leaf: 0.0,
+                whole_range: rows.whole_range(3).filter(|_| rng.below(2) == 0),
+                missing_values: false,
+            };
+            let kind = Kind::Poisson(n_outputs);
+            let split = search(kind, 0, &rows, &local, &samples, &atoms, rule);
+            let allowed = |atom: usize, threshold: f32| {
+                let values: Vec<f32> = x.column(atom).to_vec();
+                decrease_at(kind, &local, &samples, &values, rule, threshold, false)
+            };
+            let any_allowed =
+                (0..2).any(|atom| x.column(atom).iter().any(|&t| allowed(atom, t).is_some()));
+            match split {
+                Some(split) => {
+                    found += 1;
+                    assert!(allowed(split.atom, split.threshold).is_some(), "{split:?}");
+                }
+                None => assert!(!any_allowed),
+            }
+        }
+        assert!(found > 500, "{found} splits");
     }
 
     #[test]

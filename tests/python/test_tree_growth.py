@@ -34,6 +34,19 @@ def data(n=400, seed=0):
     return X, y, classes
 
 
+def counts_of(y, seed=5):
+    """Counts whose log-rate follows y: more than half of them 0."""
+    return np.random.default_rng(seed).poisson(np.exp(y - 0.5)).astype(np.float64)
+
+
+def task_data(task):
+    """The (ours, scikit-learn's) estimator classes and the target for a criterion."""
+    X, y, classes = data()
+    if task == "poisson":
+        return REGRESSORS, counts_of(y)
+    return (REGRESSORS, y) if task == "squared_error" else (CLASSIFIERS, classes)
+
+
 # Sample weights of many values: two different splits, of one node or of two, do not
 # decrease the impurity equally (with whole counts of classes they often do), so
 # that the best-first order and the trees are unique; and of few bits, so that sums
@@ -101,7 +114,7 @@ def fit_both(classes, target, **params):
 
 @pytest.mark.parametrize("max_leaf_nodes", [2, 3, 8, 25, 60])
 @pytest.mark.parametrize(
-    "task", ["gini", "entropy", "squared_error"], ids=lambda task: task
+    "task", ["gini", "entropy", "squared_error", "poisson"], ids=lambda task: task
 )
 @pytest.mark.parametrize("max_depth", [None, 4])
 # Leaves of 5 samples or more: no two features split a node into the same parts.
@@ -109,10 +122,8 @@ def fit_both(classes, target, **params):
 def test_best_first_trees_are_scikit_learns(
     max_leaf_nodes, task, max_depth, min_samples_leaf
 ):
-    X, y, classes = data()
-    both, target = (
-        (REGRESSORS, y) if task == "squared_error" else (CLASSIFIERS, classes)
-    )
+    X, _, _ = data()
+    both, target = task_data(task)
     ours, theirs = fit_both(
         both,
         target,
@@ -125,14 +136,12 @@ def test_best_first_trees_are_scikit_learns(
 
 
 @pytest.mark.parametrize(
-    "task", ["gini", "entropy", "squared_error"], ids=lambda task: task
+    "task", ["gini", "entropy", "squared_error", "poisson"], ids=lambda task: task
 )
 @pytest.mark.parametrize("max_leaf_nodes", [None, 40])
 def test_pruned_trees_are_scikit_learns(task, max_leaf_nodes):
-    X, y, classes = data()
-    both, target = (
-        (REGRESSORS, y) if task == "squared_error" else (CLASSIFIERS, classes)
-    )
+    X, _, _ = data()
+    both, target = task_data(task)
     params = {
         "criterion": task,
         "min_samples_leaf": 5,
