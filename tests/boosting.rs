@@ -576,7 +576,12 @@ fn scoring_gives_bit_for_bit_the_raw_scores_of_a_walk_of_each_tree() {
             let scaled = x.mapv(|v| v * 0.37 - 1.1);
             let on_thresholds = rows_on_thresholds(&model, &x_test);
             assert!(on_thresholds.nrows() > 5, "{}", on_thresholds.nrows());
-            for rows in [&x, &x_test, &scaled, &on_thresholds] {
+            let mut with_missing = x_test.clone();
+            with_missing
+                .iter_mut()
+                .step_by(7)
+                .for_each(|v| *v = f32::NAN);
+            for rows in [&x, &x_test, &scaled, &on_thresholds, &with_missing] {
                 let mut expected = walked_raw_scores(&model, rows, 0..6);
                 for mut row in expected.rows_mut() {
                     row += &ndarray::ArrayView1::from(model.baseline());
@@ -591,6 +596,15 @@ fn scoring_gives_bit_for_bit_the_raw_scores_of_a_walk_of_each_tree() {
                     walked_raw_scores(&model, rows, 2..5),
                     "{atoms:?}, rounds 2..5"
                 );
+                // A few rows alone, as a call for one row scores them.
+                for n in [1, 5, 8, 9] {
+                    let few = rows.slice(ndarray::s![..n, ..]);
+                    assert_eq!(
+                        model.predict_raw(few, 1).unwrap(),
+                        expected.slice(ndarray::s![..n, ..]),
+                        "{atoms:?}, {n} rows"
+                    );
+                }
             }
             // The same rows as float64 and as bytes score the same.
             let x64 = x.mapv(f64::from);

@@ -23,6 +23,9 @@ pub(super) const BLOCK: usize = Mask::BITS as usize;
 /// busy; a group none of whose rows reach a split is skipped.
 const LANES: usize = u32::BITS as usize;
 
+/// Fewest rows scored as a block; fewer walk each tree row by row.
+const FEWEST_BLOCK_ROWS: usize = 8;
+
 /// The bits of one group of [`LANES`] rows.
 const LANE_BITS: Mask = u32::MAX as Mask;
 
@@ -157,6 +160,9 @@ impl ScoringTrees {
         out: &mut [f64],
         cancel: &AtomicBool,
     ) {
+        if rows.n_samples < FEWEST_BLOCK_ROWS {
+            return self.walk_rows(trees, k_out, rows, out, cancel);
+        }
         let mut block = Block {
             columns: vec![0.0; self.features.len() * BLOCK],
             masks: vec![0; self.max_nodes],
@@ -173,6 +179,59 @@ impl ScoringTrees {
                 }
                 let nodes = &self.nodes[self.tree_starts[t]..self.tree_starts[t + 1]];
                 block.add_tree(self, nodes, all, out, k_out, t % k_out);
+            }
+        }
+    }
+}
+
+impl ScoringTrees {
+    /// [`ScoringTrees::add_leaf_values`] by walking each tree row by row: for a few
+    /// rows, a block's setup (its columns, a mask per node) costs more than it saves.
+    fn walk_rows<T: Feature>(
+        &self,
+        trees: std::ops::Range<usize>,
+        k_out: usize,
+        rows: &Rows<'_, T>,
+        out: &mut [f64],
+        cancel: &AtomicBool,
+    ) {
+        for t in trees {
+            if is_cancelled(cancel) {
+                return;
+            }
+            let nodes = &self.nodes[self.tree_starts[t]..self.tree_starts[t + 1]];
+            for (r, row_out) in out.chunks_exact_mut(k_out).enumerate() {
+                let row = rows.row(r);
+                let mut id = 0;
+                let value = loop {
+                    match nodes[id] {
+                        ScoringNode::Split {
+                            right,
+                            threshold,
+                            terms_start,
+                            terms_len,
+                            missing_left,
+                        } => {
+                            let terms = terms_start as usize..(terms_start + terms_len) as usize;
+                            // Term by term from 0, as `Atom::project` sums.
+                            let mut sum = 0.0f32;
+                            for (&column, &weight) in self.term_columns[terms.clone()]
+                                .iter()
+                                .zip(&self.term_weights[terms])
+                            {
+                                let feature = self.features[column as usize] as usize;
+                                sum += weight * row[feature].to_f32();
+                            }
+                            id = if goes_left(sum, threshold, missing_left) {
+                                id + 1
+                            } else {
+                                right as usize
+                            };
+                        }
+                        ScoringNode::Leaf { value } => break value,
+                    }
+                };
+                row_out[t % k_out] += value;
             }
         }
     }
