@@ -1,5 +1,6 @@
 """Missing values on Fashion-MNIST: morf_rs's RF and MORF beside scikit-learn's
-RandomForestClassifier when pixels are missing (NaN).
+RandomForestClassifier when pixels are missing (NaN); with --boosting, morf_rs's
+boosted models beside scikit-learn's HistGradientBoostingClassifier instead.
 
 Trains on 10,000 training images and tests on the 10,000 test images, in three
 variants: complete images (the reference), 20% of the pixels missing at random, and
@@ -12,6 +13,8 @@ run) and .md (the summary).
 
     python benches/missing_values.py               # about 5 minutes per seed on 2 cores
     python benches/missing_values.py --quick       # 2,000 images, 20 trees: a check
+    OMP_NUM_THREADS=2 python benches/missing_values.py --boosting   # 100 rounds:
+        # boosted models, into benches/results/missing_values_boosting.csv/.md
 """
 
 from __future__ import annotations
@@ -23,9 +26,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.ensemble import RandomForestClassifier as SklearnRandomForest
 
-from morf_rs import ManifoldObliqueForestClassifier, RandomForestClassifier
+from morf_rs import (
+    GradientBoostingClassifier,
+    ManifoldObliqueForestClassifier,
+    ManifoldObliqueGradientBoostingClassifier,
+    RandomForestClassifier,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
@@ -64,6 +73,29 @@ def models(n_estimators, n_jobs, seed):
     }
 
 
+def boosted_models(n_estimators, n_jobs, seed):
+    """Boosting at equal rounds and leaves; HistGradientBoosting's threads follow
+    OMP_NUM_THREADS."""
+    shared = {"early_stopping": False, "random_state": seed}
+    return {
+        "morf_rs boosted, pixels": GradientBoostingClassifier(
+            n_estimators=n_estimators, n_jobs=n_jobs, **shared
+        ),
+        "morf_rs boosted, patches": ManifoldObliqueGradientBoostingClassifier(
+            n_estimators=n_estimators,
+            image_shape=(SIDE, SIDE),
+            patch_min=1,
+            patch_max=5,
+            max_features=400,
+            n_jobs=n_jobs,
+            **shared,
+        ),
+        "scikit-learn HistGradientBoosting": HistGradientBoostingClassifier(
+            max_iter=n_estimators, **shared
+        ),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-train", type=int, default=10_000)
@@ -74,10 +106,19 @@ def main():
     parser.add_argument(
         "--quick", action="store_true", help="2,000 images and 20 trees, to check"
     )
-    parser.add_argument("--out", type=Path, default=RESULTS / "missing_values")
+    parser.add_argument(
+        "--boosting",
+        action="store_true",
+        help="boosted models (n-estimators rounds) instead of forests",
+    )
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.quick:
         args.n_train, args.n_test, args.n_estimators = 2000, 2000, 20
+    if args.out is None:
+        name = "missing_values_boosting" if args.boosting else "missing_values"
+        args.out = RESULTS / name
+    make_models = boosted_models if args.boosting else models
 
     X_all, y_all = load_fashion_mnist("train")
     X_test, y_test = load_fashion_mnist("test")
@@ -103,7 +144,9 @@ def main():
                 ),
             }
             for variant, (X_fit, X_score) in variants.items():
-                for name, model in models(args.n_estimators, args.n_jobs, seed).items():
+                for name, model in make_models(
+                    args.n_estimators, args.n_jobs, seed
+                ).items():
                     start = time.perf_counter()
                     model.fit(X_fit, y)
                     fit_seconds = time.perf_counter() - start
@@ -135,11 +178,13 @@ def main():
         "# Missing values on Fashion-MNIST",
         "",
         f"{args.n_train} training images, {args.n_test} test images, "
-        f"{args.n_estimators} trees, {args.n_jobs} threads, {args.seeds} seeds "
+        f"{args.n_estimators} {'rounds' if args.boosting else 'trees'}, "
+        f"{args.n_jobs} threads, {args.seeds} seeds "
         f"(test error: mean and range over seeds; times: best over seeds), "
         f"morf_rs {morf_rs.__version__}, scikit-learn {sklearn.__version__}. "
         "Made by `python benches/missing_values.py"
         + (" --quick" if args.quick else "")
+        + (" --boosting" if args.boosting else "")
         + f" --seeds {args.seeds}`.",
         "",
         "| variant | model | pixels missing | test error | fit (s) | predict (s) |",

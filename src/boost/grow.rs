@@ -4,6 +4,12 @@
 //! `min_samples_leaf`) or none gains. Each split sums the histograms of its smaller
 //! child and takes the larger child's from the parent's; histogram sums and split
 //! scans run in parallel over groups of atoms.
+//!
+//! Every node scans all the round's atoms. Scanning a random part of them at each node
+//! (LightGBM's `feature_fraction_bynode`) was measured and left out: on MNIST-1D (200
+//! rounds, 3 seeds) half the atoms gave a test error of 0.116 and a quarter 0.120,
+//! against 0.109 with all; on Fashion-MNIST (10,000 images, 50 rounds, 2 seeds) half
+//! gave 0.1124 against 0.1112. Atoms drawn afresh each round already vary the trees.
 
 use std::sync::atomic::AtomicBool;
 
