@@ -1,0 +1,199 @@
+//! Which rows of a block go left at a split: the split's atom projects all the
+//! block's rows together, side by side in vector lanes, each row's sum taken term by
+//! term from 0 as `Atom::project` takes it, so that every vector width gives the
+//! values (and the sides) a walk of the tree row by row gives.
+
+use crate::tree::goes_left;
+
+/// The rows of a block, one bit each.
+pub(super) type Mask = u128;
+
+/// Rows scored together: one bit each of a [`Mask`].
+pub(super) const BLOCK: usize = Mask::BITS as usize;
+
+/// Rows projected together: enough independent sums to keep the floating-point units
+/// busy; a group none of whose rows reach a split is skipped.
+const LANES: usize = u32::BITS as usize;
+
+/// The bits of one group of [`LANES`] rows.
+const LANE_BITS: Mask = u32::MAX as Mask;
+
+/// Whether the processor has AVX2.
+pub(super) fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// [`left_rows`] in the widest vectors the processor has (`avx2`: whether it has
+/// AVX2, as [`has_avx2`] says).
+#[inline]
+pub(super) fn left_rows_fastest(
+    block: &[f32],
+    avx2: bool,
+    columns: &[u32],
+    weights: &[f32],
+    threshold: f32,
+    missing_left: bool,
+    rows: Mask,
+) -> Mask {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the processor has AVX2.
+        return unsafe { left_rows_avx2(block, columns, weights, threshold, missing_left, rows) };
+    }
+    let _ = avx2;
+    left_rows(block, columns, weights, threshold, missing_left, rows)
+}
+
+/// The rows among `rows` whose projection on the terms (`columns` of the block,
+/// `weights`) goes left of `threshold` (as [`goes_left`] says); other bits are
+/// unspecified.
+#[inline]
+fn left_rows(
+    block: &[f32],
+    columns: &[u32],
+    weights: &[f32],
+    threshold: f32,
+    missing_left: bool,
+    rows: Mask,
+) -> Mask {
+    let mut left: Mask = 0;
+    for group in 0..BLOCK / LANES {
+        let shift = group * LANES;
+        if (rows >> shift) & LANE_BITS == 0 {
+            continue;
+        }
+        // Each lane sums its row's terms in the atom's order from 0, as
+        // `Atom::project` does, so that scoring sees the values training saw.
+        let mut sums = [0.0f32; LANES];
+        for (&column, &weight) in columns.iter().zip(weights) {
+            let values = &block[column as usize * BLOCK + shift..][..LANES];
+            for (sum, &value) in sums.iter_mut().zip(values) {
+                *sum += weight * value;
+            }
+        }
+        // The branch on `missing_left` taken once for all lanes, so that each loop
+        // compiles to vector comparisons.
+        let bits = if missing_left {
+            lane_bits(&sums, |sum| goes_left(sum, threshold, true))
+        } else {
+            lane_bits(&sums, |sum| goes_left(sum, threshold, false))
+        };
+        left |= Mask::from(bits) << shift;
+    }
+    left
+}
+
+/// One bit per lane: whether `goes_left` holds for its sum.
+#[inline(always)]
+fn lane_bits(sums: &[f32; LANES], goes_left: impl Fn(f32) -> bool) -> u32 {
+    let mut bits = 0;
+    for (lane, &sum) in sums.iter().enumerate() {
+        bits |= u32::from(goes_left(sum)) << lane;
+    }
+    bits
+}
+
+/// [`left_rows`] in AVX2 vectors, eight rows per instruction where the compiler's
+/// own vectors hold four: the same products and sums in the same order, so the same
+/// bits. Callable only where the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn left_rows_avx2(
+    block: &[f32],
+    columns: &[u32],
+    weights: &[f32],
+    threshold: f32,
+    missing_left: bool,
+    rows: Mask,
+) -> Mask {
+    use std::arch::x86_64::*;
+    const VECTOR: usize = 8;
+    let mut left: Mask = 0;
+    for group in 0..BLOCK / LANES {
+        let shift = group * LANES;
+        if (rows >> shift) & LANE_BITS == 0 {
+            continue;
+        }
+        let mut sums = [_mm256_setzero_ps(); LANES / VECTOR];
+        for (&column, &weight) in columns.iter().zip(weights) {
+            let values = &block[column as usize * BLOCK + shift..][..LANES];
+            let weight = _mm256_set1_ps(weight);
+            for (sum, values) in sums.iter_mut().zip(values.chunks_exact(VECTOR)) {
+                // SAFETY: `values` holds the eight floats read.
+                let values = unsafe { _mm256_loadu_ps(values.as_ptr()) };
+                *sum = _mm256_add_ps(*sum, _mm256_mul_ps(weight, values));
+            }
+        }
+        let threshold = _mm256_set1_ps(threshold);
+        let mut bits = 0u32;
+        for (k, &sum) in sums.iter().enumerate() {
+            // `goes_left`: not above the threshold, NaN included, when missing
+            // projections go left; at most the threshold, NaN excluded, otherwise.
+            let goes = if missing_left {
+                _mm256_cmp_ps::<_CMP_NGT_UQ>(sum, threshold)
+            } else {
+                _mm256_cmp_ps::<_CMP_LE_OQ>(sum, threshold)
+            };
+            bits |= (_mm256_movemask_ps(goes) as u32) << (k * VECTOR);
+        }
+        left |= Mask::from(bits) << shift;
+    }
+    left
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The rows of `rows` that go left, each row's projection summed term by term
+    /// as `Atom::project` does.
+    fn walked_left_rows(
+        block: &[f32],
+        columns: &[u32],
+        weights: &[f32],
+        threshold: f32,
+        missing_left: bool,
+        rows: Mask,
+    ) -> Mask {
+        (0..BLOCK)
+            .filter(|&r| rows >> r & 1 == 1)
+            .filter(|&r| {
+                let mut sum = 0.0f32;
+                for (&column, &weight) in columns.iter().zip(weights) {
+                    sum += weight * block[column as usize * BLOCK + r];
+                }
+                goes_left(sum, threshold, missing_left)
+            })
+            .fold(0, |left, r| left | 1 << r)
+    }
+
+    proptest! {
+        #[test]
+        fn every_vector_width_sends_the_rows_a_walk_sends_left(
+            // Few distinct values, so that sums meet the threshold; NaN among them.
+            cells in prop::collection::vec(0usize..6, 3 * BLOCK),
+            terms in prop::collection::vec((0u32..3, -2i8..=2), 1..6),
+            threshold in -3i8..=3,
+            missing_left: bool,
+            rows: u128,
+        ) {
+            let values = [0.0, 1.0, -1.0, 0.5, 2.0, f32::NAN];
+            let block: Vec<f32> = cells.iter().map(|&c| values[c]).collect();
+            let columns: Vec<u32> = terms.iter().map(|&(c, _)| c).collect();
+            let weights: Vec<f32> = terms.iter().map(|&(_, w)| f32::from(w) * 0.5).collect();
+            let threshold = f32::from(threshold) * 0.5;
+            let walked = walked_left_rows(&block, &columns, &weights, threshold, missing_left, rows);
+            let portable = left_rows(&block, &columns, &weights, threshold, missing_left, rows);
+            prop_assert_eq!(portable & rows, walked);
+            let fastest = left_rows_fastest(
+                &block, has_avx2(), &columns, &weights, threshold, missing_left, rows,
+            );
+            prop_assert_eq!(fastest & rows, walked);
+        }
+    }
+}
