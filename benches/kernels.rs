@@ -9,7 +9,7 @@ use morf_rs::atoms::{AtomKind, AtomSet, Patches};
 use morf_rs::data::{Rows, RunningSums};
 use morf_rs::rng::Rng;
 use morf_rs::split::{
-    best_split, Gini, LocalSamples, NodeProjector, NodeTargets, SplitCriterion, SplitRule,
+    best_split, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson, SplitCriterion, SplitRule,
     SplitScratch, SquaredError,
 };
 use morf_rs::{Forest, ForestParams, MaxFeatures};
@@ -145,6 +145,24 @@ fn split_search(c: &mut Criterion) {
                 b.iter(|| {
                     best_split(
                         &squared_error,
+                        &rows,
+                        &local.row_of,
+                        &samples,
+                        &node,
+                        &atoms,
+                        rule,
+                        &mut scratch,
+                    )
+                })
+            });
+            // The same target (non-negative) under Poisson deviance.
+            let name = format!("28 patch atoms, {values} values, poisson");
+            let poisson = Poisson { n_outputs: 1 };
+            poisson.gather(&local, &samples, &mut node);
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| {
+                    best_split(
+                        &poisson,
                         &rows,
                         &local.row_of,
                         &samples,

@@ -104,8 +104,9 @@ float!(f64);
 ///
 /// So when a scan moves one sample from the right side of a threshold to the left,
 /// each side's sum of terms changes only in the entries that sample has: one for a
-/// class, one per output for values. A term may depend on `W` only when every sample
-/// has every entry (values), so that each move updates every term. The scans of [`best_split`] are written once over
+/// class, one per output for values. A term may depend on `W` (Poisson); then the
+/// sorted scan computes the terms afresh at each threshold
+/// ([`SplitCriterion::TERMS_DEPEND_ON_WEIGHT`]). The scans of [`best_split`] are written once over
 /// this trait and compiled once per criterion, without a branch on the task inside.
 /// A new criterion implements these methods, as [`GradientHessian`] does for
 /// boosting (its entry a gradient, its weight a hessian), so that the booster's
@@ -119,6 +120,12 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// Whether each sample's entries add up to its weight (class weights), so that
     /// counting by value need not count weights apart.
     const ENTRIES_SUM_TO_WEIGHT: bool;
+
+    /// Whether [`SplitCriterion::term`] depends on the side's weight. Every term then
+    /// changes with each sample a scan moves, so the sorted scan works the sides'
+    /// terms out from their sums at each threshold it tries instead of keeping them
+    /// up to date one move at a time (which would take twice the terms).
+    const TERMS_DEPEND_ON_WEIGHT: bool = false;
 
     /// Number of entries: classes or outputs.
     fn n_entries(&self) -> usize;
@@ -375,6 +382,7 @@ pub struct Poisson {
 
 impl SplitCriterion for Poisson {
     const ENTRIES_SUM_TO_WEIGHT: bool = false;
+    const TERMS_DEPEND_ON_WEIGHT: bool = true;
 
     fn n_entries(&self) -> usize {
         self.n_outputs
@@ -405,7 +413,6 @@ impl SplitCriterion for Poisson {
         node.pure = pure;
     }
 
-    /// Every output, 0 included: the terms depend on the side's weight.
     #[inline(always)]
     fn entries(&self, node: &NodeTargets, position: usize, mut add: impl FnMut(usize, f64)) {
         let k = self.n_outputs;

@@ -125,13 +125,11 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     }
 
     /// Moves the node sample at `position` from the right side to the left, updating
-    /// each side's sum of terms in the entries the sample has.
+    /// each side's sum of terms in the entries the sample has (unless the terms
+    /// depend on the weight: [`Self::children_cost_of`] then computes them).
     #[inline(always)]
     fn move_left(&self, sides: &mut Sides<'_>, position: usize) {
         let criterion = self.criterion;
-        let weight = self.node.weights[position];
-        let (old_left_weight, old_right_weight) = (sides.left_weight, sides.right_weight);
-        let (left_weight, right_weight) = (old_left_weight + weight, old_right_weight - weight);
         let (left, right) = (&mut *sides.left, &mut *sides.right);
         let (left_terms, right_terms) = (&mut sides.left_terms, &mut sides.right_terms);
         criterion.entries(self.node, position, |entry, amount| {
@@ -139,14 +137,36 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             let old_right = right[entry];
             left[entry] = old_left + amount;
             right[entry] = old_right - amount;
-            *left_terms += criterion.term(old_left + amount, left_weight)
-                - criterion.term(old_left, old_left_weight);
-            *right_terms += criterion.term(old_right - amount, right_weight)
-                - criterion.term(old_right, old_right_weight);
+            if !C::TERMS_DEPEND_ON_WEIGHT {
+                *left_terms +=
+                    criterion.term(old_left + amount, 0.0) - criterion.term(old_left, 0.0);
+                *right_terms +=
+                    criterion.term(old_right - amount, 0.0) - criterion.term(old_right, 0.0);
+            }
         });
-        sides.left_weight = left_weight;
-        sides.right_weight = right_weight;
+        let weight = self.node.weights[position];
+        sides.left_weight += weight;
+        sides.right_weight -= weight;
         sides.n_left += 1;
+    }
+
+    /// The children's cost of the split the sides stand for.
+    #[inline(always)]
+    fn children_cost_of(&self, sides: &Sides<'_>) -> f64 {
+        let criterion = self.criterion;
+        let (left_terms, right_terms) = if C::TERMS_DEPEND_ON_WEIGHT {
+            let terms = |sums: &[f64], weight| -> f64 {
+                sums.iter().map(|&s| criterion.term(s, weight)).sum()
+            };
+            (
+                terms(sides.left, sides.left_weight),
+                terms(sides.right, sides.right_weight),
+            )
+        } else {
+            (sides.left_terms, sides.right_terms)
+        };
+        criterion.cost(sides.left_weight, left_terms)
+            + criterion.cost(sides.right_weight, right_terms)
     }
 
     /// Whether both sides may be children by their weights and the criterion's rule
@@ -170,10 +190,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let allowed = sides.n_left >= self.min_leaf
             && n - sides.n_left >= self.min_leaf
             && self.sides_allowed(sides);
-        allowed.then(|| {
-            self.criterion.cost(sides.left_weight, sides.left_terms)
-                + self.criterion.cost(sides.right_weight, sides.right_terms)
-        })
+        allowed.then(|| self.children_cost_of(sides))
     }
 
     /// Scans keys of [`position_key`] (or, when `MISSING`, of
@@ -235,7 +252,6 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
         let n = keys.len();
-        let criterion = self.criterion;
         // The right side keeps at least `min_leaf` samples up to the last move.
         let end = (n_present - 1).min((n - self.min_leaf).saturating_sub(sides.n_left));
         for i in 0..end {
@@ -246,8 +262,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             if !self.sides_allowed(sides) {
                 continue;
             }
-            let children_cost = criterion.cost(sides.left_weight, sides.left_terms)
-                + criterion.cost(sides.right_weight, sides.right_terms);
+            let children_cost = self.children_cost_of(sides);
             let below = key_value((keys[i] >> 32) as u32);
             let above = key_value((keys[i + 1] >> 32) as u32);
             self.offer(
