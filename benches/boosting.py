@@ -4,6 +4,7 @@
     python benches/boosting.py --part mnist1d    # MNIST-1D 4,000 / 1,000, --seeds 3
     python benches/boosting.py --part seeds      # circle, bars, impulse, multivariate
     python benches/boosting.py --part timing     # fit and predict times, one command
+    python benches/boosting.py --part rounds     # test error after every 10 rounds
     python benches/boosting.py --part scoring    # predict_proba at 1 and 2 threads
     python benches/boosting.py --part mnist1d --quick   # smaller everything
 
@@ -318,6 +319,40 @@ def timing_rows(args):
     return rows
 
 
+def staged_errors(name, model, X_test, y_test):
+    """Test error after each round, from the model's own staged predictions."""
+    if name == "LightGBM":
+        stages = (
+            model.predict_proba(X_test, num_iteration=k)
+            for k in range(1, model.n_estimators + 1)
+        )
+    else:
+        stages = model.staged_predict_proba(X_test)
+    return [float(np.mean(model.classes_[p.argmax(1)] != y_test)) for p in stages]
+
+
+def rounds_rows(args):
+    """Fashion-MNIST, all 60,000 images: test error round after round, for the models
+    of the timing part (do they keep improving, or start to overfit?)."""
+    X, y, X_test, y_test = fashion(args.quick)
+    r = 20 if args.quick else 100
+    threads = args.threads
+    models = [
+        ("morf_rs boosted", morf_booster((28, 28), 5, r, threads, 0, max_features=400)),
+        ("LightGBM", lightgbm(r, threads, 0)),
+        ("HistGradientBoosting", hist_gradient_boosting(r, threads, 0)),
+    ]
+    rows = []
+    for name, model in models:
+        model.fit(X, y)
+        errors = staged_errors(name, model, X_test, y_test)
+        for k in range(10, r + 1, 10):
+            rows.append(dict(model=name, n=len(y), rounds=k, error=errors[k - 1]))
+        best = int(np.argmin(errors))
+        print(name, f"best {errors[best]:.4f} at round {best + 1}", flush=True)
+    return rows
+
+
 def scoring_rows(args):
     """Fashion-MNIST scoring: predict_proba of the 10,000 test images by models of
     1,000 trees, ours and LightGBM's, at 1 and 2 threads."""
@@ -419,6 +454,22 @@ def summary(out, threads):
                 f"{float(row['predict_s']):.3f} | {float(row['error']):.4f} |"
             )
         lines.append("")
+    by_round = read_csv(out / "boosting_rounds.csv")
+    if by_round:
+        names = list(dict.fromkeys(row["model"] for row in by_round))
+        rounds = list(dict.fromkeys(row["rounds"] for row in by_round))
+        error = {(row["model"], row["rounds"]): float(row["error"]) for row in by_round}
+        lines += [
+            f"## Test error round after round, Fashion-MNIST "
+            f"{int(by_round[0]['n']):,} images (`--part rounds`)",
+            "",
+            "| rounds | " + " | ".join(names) + " |",
+            "|---" * (len(names) + 1) + "|",
+        ]
+        for k in rounds:
+            cells = " | ".join(f"{error[(name, k)]:.4f}" for name in names)
+            lines.append(f"| {k} | {cells} |")
+        lines.append("")
     scoring = read_csv(out / "boosting_scoring.csv")
     if scoring:
         first = scoring[0]
@@ -444,7 +495,9 @@ def summary(out, threads):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--part", choices=(*ACCURACY_PARTS, "timing", "scoring"), required=True
+        "--part",
+        choices=(*ACCURACY_PARTS, "timing", "rounds", "scoring"),
+        required=True,
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
@@ -463,7 +516,12 @@ def main():
     args = parser.parse_args()
     out = RESULTS / "quick" if args.quick else RESULTS
     out.mkdir(parents=True, exist_ok=True)
-    parts = {**ACCURACY_PARTS, "timing": timing_rows, "scoring": scoring_rows}
+    parts = {
+        **ACCURACY_PARTS,
+        "timing": timing_rows,
+        "rounds": rounds_rows,
+        "scoring": scoring_rows,
+    }
     write_csv(out / f"boosting_{args.part}.csv", parts[args.part](args))
     summary(out, args.threads)
 
