@@ -293,16 +293,23 @@ def seed_rows(args):
     return record.rows
 
 
+def fashion_boosters(rounds, threads):
+    """The boosters of the timing and rounds parts: equal rounds, 31 leaves, threads."""
+    return [
+        (
+            "morf_rs boosted",
+            morf_booster((28, 28), 5, rounds, threads, 0, max_features=400),
+        ),
+        ("LightGBM", lightgbm(rounds, threads, 0)),
+        ("HistGradientBoosting", hist_gradient_boosting(rounds, threads, 0)),
+    ]
+
+
 def timing_rows(args):
     """Fashion-MNIST, all 60,000 images: boosters at equal rounds, leaves, threads."""
     X, y, X_test, y_test = fashion(args.quick)
     r = 20 if args.quick else 100
-    threads = args.threads
-    models = [
-        ("morf_rs boosted", morf_booster((28, 28), 5, r, threads, 0, max_features=400)),
-        ("LightGBM", lightgbm(r, threads, 0)),
-        ("HistGradientBoosting", hist_gradient_boosting(r, threads, 0)),
-    ]
+    models = fashion_boosters(r, args.threads)
     rows = []
     for name, model in models:
         proba, fit_s, predict_s = timed(model, X, y, X_test)
@@ -312,7 +319,7 @@ def timing_rows(args):
             model.predict_proba(X_test)
             predict_s = min(predict_s, time.perf_counter() - start)
         error = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
-        row = dict(model=name, n=len(y), rounds=r, leaves=31, threads=threads)
+        row = dict(model=name, n=len(y), rounds=r, leaves=31, threads=args.threads)
         row.update(fit_s=fit_s, predict_s=predict_s, error=error)
         print(row, flush=True)
         rows.append(row)
@@ -336,12 +343,7 @@ def rounds_rows(args):
     of the timing part (do they keep improving, or start to overfit?)."""
     X, y, X_test, y_test = fashion(args.quick)
     r = 20 if args.quick else 100
-    threads = args.threads
-    models = [
-        ("morf_rs boosted", morf_booster((28, 28), 5, r, threads, 0, max_features=400)),
-        ("LightGBM", lightgbm(r, threads, 0)),
-        ("HistGradientBoosting", hist_gradient_boosting(r, threads, 0)),
-    ]
+    models = fashion_boosters(r, args.threads)
     rows = []
     for name, model in models:
         model.fit(X, y)

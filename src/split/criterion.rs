@@ -339,11 +339,8 @@ impl SplitCriterion for SquaredError {
     }
 
     #[inline(always)]
-    fn entries(&self, node: &NodeTargets, position: usize, mut add: impl FnMut(usize, f64)) {
-        let k = self.n_outputs;
-        for (entry, &value) in node.values[position * k..][..k].iter().enumerate() {
-            add(entry, value);
-        }
+    fn entries(&self, node: &NodeTargets, position: usize, add: impl FnMut(usize, f64)) {
+        output_entries(node, self.n_outputs, position, add);
     }
 
     #[inline(always)]
@@ -356,12 +353,32 @@ impl SplitCriterion for SquaredError {
         -terms / (weight * F::from_f64(self.n_outputs as f64))
     }
 
-    fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
-        let k = self.n_outputs;
-        let w = local.weight_of[sample];
-        for (entry, &value) in local.values_of[sample * k..][..k].iter().enumerate() {
-            add(entry, w * value);
-        }
+    fn leaf_entries(&self, local: &LocalSamples, sample: usize, add: impl FnMut(usize, f64)) {
+        weighted_outputs(local, self.n_outputs, sample, add);
+    }
+}
+
+/// The entries of node sample `position` when they are its `k` (weighted) values, one
+/// entry per output (squared error, Poisson).
+#[inline(always)]
+fn output_entries(node: &NodeTargets, k: usize, position: usize, mut add: impl FnMut(usize, f64)) {
+    for (entry, &value) in node.values[position * k..][..k].iter().enumerate() {
+        add(entry, value);
+    }
+}
+
+/// A local sample's `k` target values times its weight, one entry per output: what a
+/// leaf of values averages.
+#[inline(always)]
+fn weighted_outputs(
+    local: &LocalSamples,
+    k: usize,
+    sample: usize,
+    mut add: impl FnMut(usize, f64),
+) {
+    let w = local.weight_of[sample];
+    for (entry, &value) in local.values_of[sample * k..][..k].iter().enumerate() {
+        add(entry, w * value);
     }
 }
 
@@ -414,11 +431,8 @@ impl SplitCriterion for Poisson {
     }
 
     #[inline(always)]
-    fn entries(&self, node: &NodeTargets, position: usize, mut add: impl FnMut(usize, f64)) {
-        let k = self.n_outputs;
-        for (entry, &value) in node.values[position * k..][..k].iter().enumerate() {
-            add(entry, value);
-        }
+    fn entries(&self, node: &NodeTargets, position: usize, add: impl FnMut(usize, f64)) {
+        output_entries(node, self.n_outputs, position, add);
     }
 
     /// `-S ln(S / W)`, and 0 for an empty side (or one a rounding left with a sum or
@@ -448,12 +462,8 @@ impl SplitCriterion for Poisson {
             .all(|(sum, &total)| sum > f64::EPSILON && sum > rounding * total)
     }
 
-    fn leaf_entries(&self, local: &LocalSamples, sample: usize, mut add: impl FnMut(usize, f64)) {
-        let k = self.n_outputs;
-        let w = local.weight_of[sample];
-        for (entry, &value) in local.values_of[sample * k..][..k].iter().enumerate() {
-            add(entry, w * value);
-        }
+    fn leaf_entries(&self, local: &LocalSamples, sample: usize, add: impl FnMut(usize, f64)) {
+        weighted_outputs(local, self.n_outputs, sample, add);
     }
 }
 
