@@ -28,8 +28,7 @@ from morf_rs._params import (
     N_ESTIMATORS,
     RUN_PARAMS,
     TREE_PARAMS,
-    make_init,
-    parameters_section,
+    complete_estimator_class,
 )
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
@@ -50,7 +49,6 @@ __all__ = ["BaseObliqueForest"]
 # Tree seeds come from random_state the way scikit-learn draws them.
 _MAX_SEED = np.iinfo(np.int32).max
 
-_EXAMPLES_HEADING = "\n    Examples\n    --------\n"
 
 _SHARED_ATTRIBUTES_DOC = """    n_features_in_ : int
         Number of features seen during fit.
@@ -104,23 +102,7 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.__init__ = make_init(cls._parameters())
-        cls.__init__.__qualname__ = f"{cls.__qualname__}.__init__"
-        doc = cls.__dict__.get("__doc__")
-        # Public classes document their parameters (docstrings are absent under -OO).
-        if doc and _EXAMPLES_HEADING in doc:
-            head, examples = doc.split(_EXAMPLES_HEADING, 1)
-            cls.__doc__ = (
-                head.rstrip()
-                + "\n\n"
-                + parameters_section(cls._parameters())
-                + "\n    Attributes\n    ----------\n"
-                + cls._task_attributes_doc
-                + _SHARED_ATTRIBUTES_DOC
-                + cls._atom_attributes_doc
-                + _EXAMPLES_HEADING
-                + examples
-            )
+        complete_estimator_class(cls, _SHARED_ATTRIBUTES_DOC)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -25,8 +25,7 @@ from morf_rs._params import (
     MAX_FEATURES_BOOSTING_OBLIQUE,
     N_ROUNDS,
     RUN_PARAMS,
-    make_init,
-    parameters_section,
+    complete_estimator_class,
 )
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
@@ -47,7 +46,6 @@ from morf_rs._validation import (
 __all__ = ["BaseGradientBoosting", "BoostingClassifier", "BoostingRegressor"]
 
 _MAX_SEED = np.iinfo(np.int32).max
-_EXAMPLES_HEADING = "\n    Examples\n    --------\n"
 # scikit-learn's rule for early_stopping="auto".
 _AUTO_EARLY_STOPPING_ABOVE = 10_000
 
@@ -122,22 +120,7 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.__init__ = make_init(cls._parameters())
-        cls.__init__.__qualname__ = f"{cls.__qualname__}.__init__"
-        doc = cls.__dict__.get("__doc__")
-        if doc and _EXAMPLES_HEADING in doc:
-            head, examples = doc.split(_EXAMPLES_HEADING, 1)
-            cls.__doc__ = (
-                head.rstrip()
-                + "\n\n"
-                + parameters_section(cls._parameters())
-                + "\n    Attributes\n    ----------\n"
-                + cls._task_attributes_doc
-                + _SHARED_ATTRIBUTES_DOC
-                + cls._atom_attributes_doc
-                + _EXAMPLES_HEADING
-                + examples
-            )
+        complete_estimator_class(cls, _SHARED_ATTRIBUTES_DOC)
 
     def _atom_params(self, n_features):
         return {}

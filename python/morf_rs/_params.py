@@ -364,3 +364,28 @@ def parameters_section(params):
     """The numpydoc ``Parameters`` section documenting ``params``."""
     entries = "\n".join(p.numpydoc() for p in params)
     return f"    Parameters\n    ----------\n{entries}\n"
+
+
+_EXAMPLES_HEADING = "\n    Examples\n    --------\n"
+
+
+def complete_estimator_class(cls, shared_attributes_doc):
+    """Give ``cls`` its scikit-learn ``__init__`` from ``cls._parameters()`` and, for a
+    public class whose docstring has an Examples section, the Parameters and
+    Attributes sections before it (docstrings are absent under -OO)."""
+    cls.__init__ = make_init(cls._parameters())
+    cls.__init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    doc = cls.__dict__.get("__doc__")
+    if doc and _EXAMPLES_HEADING in doc:
+        head, examples = doc.split(_EXAMPLES_HEADING, 1)
+        cls.__doc__ = (
+            head.rstrip()
+            + "\n\n"
+            + parameters_section(cls._parameters())
+            + "\n    Attributes\n    ----------\n"
+            + cls._task_attributes_doc
+            + shared_attributes_doc
+            + cls._atom_attributes_doc
+            + _EXAMPLES_HEADING
+            + examples
+        )
