@@ -249,6 +249,12 @@ impl<'a, T: Feature> Rows<'a, T> {
     pub fn row(&self, i: usize) -> &[T] {
         &self.values[i * self.n_features..(i + 1) * self.n_features]
     }
+
+    /// Rows `range` alone.
+    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> Rows<'_, T> {
+        let n = self.n_features;
+        Rows::from_slice(&self.values[range.start * n..range.end * n], n)
+    }
 }
 
 /// Whether every sum of `n_terms` whole values in `low..=high` with whole coefficients
@@ -279,6 +285,38 @@ pub enum RunningSums {
     Bytes(Rows<'static, u8>),
     /// Whole numbers of at most 2^24 in magnitude.
     Floats(Rows<'static, f32>),
+}
+
+/// Unit weights when none are given; otherwise checks they are finite, non-negative
+/// and not all zero, and divides them by the largest. Splits and leaves depend only on
+/// ratios of weights, so the trees are the same; sums of squared class weights (Gini)
+/// and node totals then stay finite whatever finite weights were given.
+pub(crate) fn check_sample_weight(
+    sample_weight: Option<&[f64]>,
+    n_samples: usize,
+) -> Result<Vec<f64>> {
+    let Some(weights) = sample_weight else {
+        return Ok(vec![1.0; n_samples]);
+    };
+    if weights.len() != n_samples {
+        return Err(MorfError::ShapeMismatch {
+            what: "length of sample_weight (one per row of X)",
+            expected: n_samples,
+            got: weights.len(),
+        });
+    }
+    if let Some((index, &value)) = weights
+        .iter()
+        .enumerate()
+        .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
+    {
+        return Err(MorfError::InvalidSampleWeight { index, value });
+    }
+    let largest = weights.iter().copied().fold(0.0, f64::max);
+    if largest <= 0.0 {
+        return Err(MorfError::ZeroTotalWeight);
+    }
+    Ok(weights.iter().map(|&weight| weight / largest).collect())
 }
 
 #[cfg(test)]

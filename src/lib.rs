@@ -23,8 +23,8 @@ mod boost;
 pub mod data;
 mod error;
 mod forest;
-mod params;
 pub mod rng;
+mod runtime;
 pub mod split;
 pub mod tree;
 
@@ -37,15 +37,14 @@ mod python;
 struct ReadmeDoctests;
 
 pub use atoms::{AtomKind, Patches};
+pub use atoms::{MaxFeatures, MAX_NODE_PROJECTIONS};
 pub use boost::{
     BoostParams, BoostTargets, Booster, EarlyStopping, Loss, ValidationSize, BOOSTER_FORMAT_VERSION,
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};
-pub use forest::{
-    available_cores, FitControl, Forest, OutOfBag, Progress, ProgressCallback, Targets, Task,
-    FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES, NO_NODE,
-};
-pub use params::{ForestParams, MaxFeatures, MaxSamples, MAX_ESTIMATORS, MAX_NODE_PROJECTIONS};
+pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES, NO_NODE};
+pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
+pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
 pub use split::Criterion;
-pub use tree::{HonestPrior, Leaves, Node, Tree, TreeStats};
+pub use tree::{HonestPrior, Leaves, Node, Task, Tree, TreeStats};

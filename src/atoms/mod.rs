@@ -7,6 +7,7 @@
 //! and weighted patches, atoms over a user-given graph, and mixtures of these.
 
 mod axis;
+mod count;
 mod graph;
 mod image;
 mod kind;
@@ -18,6 +19,7 @@ mod signed;
 mod weighted;
 
 pub use axis::AxisAlignedSampler;
+pub use count::{MaxFeatures, MAX_NODE_PROJECTIONS};
 pub use graph::{GraphAtoms, GraphSampler, SamplingGraph};
 pub use kind::{AtomKind, WeightBounds};
 pub use mixture::MixtureSampler;

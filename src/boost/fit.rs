@@ -15,12 +15,13 @@ use super::model::{tree_value, Booster};
 use super::params::BoostParams;
 use super::split::SplitLimits;
 use crate::atoms::{AtomKind, AtomSet};
+use crate::data::check_sample_weight;
 use crate::data::{Feature, Rows};
 use crate::error::{invalid, MorfError, Result};
-use crate::forest::control::{check_cancel, TreeCounter};
-use crate::forest::fit::check_sample_weight;
-use crate::forest::{with_threads, FitControl};
 use crate::rng::Rng;
+use crate::runtime::control::{check_cancel, TreeCounter};
+use crate::runtime::workers::with_threads;
+use crate::runtime::FitControl;
 use crate::tree::Tree;
 
 /// Random streams of round `r` are `ROUND_STREAMS * r + offset`, one offset per use.
@@ -52,6 +53,61 @@ impl Booster {
     /// (checked before every node), as [`Forest::fit_with`](crate::Forest::fit_with)
     /// offers them. Neither changes the model.
     pub fn fit_with<T: Feature>(
+        params: &BoostParams,
+        x: ArrayView2<'_, T>,
+        targets: BoostTargets<'_>,
+        sample_weight: Option<&[f64]>,
+        control: &FitControl<'_>,
+    ) -> Result<Booster> {
+        Booster::fit_from(None, params, x, targets, sample_weight, control)
+    }
+
+    /// This model with more rounds, up to `params.n_estimators` in all (scikit-learn's
+    /// `warm_start`): given the data, targets, weights and parameters of the fit
+    /// that made it (`random_state` included), the result is bit for bit the model
+    /// that fit would have made with `params.n_estimators` rounds, and only the new
+    /// rounds are trained. A model that early stopping stopped stays as it is, as it
+    /// would have stopped there in the longer fit too.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use morf_rs::{BoostParams, BoostTargets, Booster, FitControl};
+    ///
+    /// let x = array![[0.0f32, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 0.0]];
+    /// let targets = BoostTargets::Classes { labels: &[0, 1, 0, 1], n_classes: 2 };
+    /// let params = |n_estimators| BoostParams {
+    ///     n_estimators,
+    ///     min_samples_leaf: 1,
+    ///     ..BoostParams::default()
+    /// };
+    /// let first = Booster::fit(&params(5), x.view(), targets, None)?;
+    /// let more = first.fit_more(&params(8), x.view(), targets, None, &FitControl::new())?;
+    /// assert_eq!(more, Booster::fit(&params(8), x.view(), targets, None)?);
+    /// # Ok::<(), morf_rs::MorfError>(())
+    /// ```
+    pub fn fit_more<T: Feature>(
+        &self,
+        params: &BoostParams,
+        x: ArrayView2<'_, T>,
+        targets: BoostTargets<'_>,
+        sample_weight: Option<&[f64]>,
+        control: &FitControl<'_>,
+    ) -> Result<Booster> {
+        if params.n_estimators < self.n_rounds() {
+            return Err(invalid(
+                "n_estimators",
+                format!(
+                    "must be at least the {} rounds already trained to add rounds",
+                    self.n_rounds()
+                ),
+            ));
+        }
+        Booster::fit_from(Some(self), params, x, targets, sample_weight, control)
+    }
+
+    /// A fit from scratch, or continued from `previous`.
+    fn fit_from<T: Feature>(
+        previous: Option<&Booster>,
         params: &BoostParams,
         x: ArrayView2<'_, T>,
         targets: BoostTargets<'_>,
@@ -113,9 +169,9 @@ impl Booster {
             if byte_valued {
                 // The same projections from a quarter of the memory traffic.
                 let bytes = rows.to_bytes();
-                training.run(&bytes, &train_rows, &validation_rows, control)
+                training.run(&bytes, &train_rows, &validation_rows, previous, control)
             } else {
-                training.run(&rows, &train_rows, &validation_rows, control)
+                training.run(&rows, &train_rows, &validation_rows, previous, control)
             }
         })
     }
@@ -224,42 +280,30 @@ impl Training<'_> {
         rows: &Rows<'_, S>,
         train_rows: &[u32],
         validation_rows: &[u32],
+        previous: Option<&Booster>,
         control: &FitControl<'_>,
     ) -> Result<Booster> {
         let k_out = self.loss.n_outputs();
         let (train, validation) = (self.sampled(train_rows), self.sampled(validation_rows));
-        let baseline = self.loss.baseline(&train);
-        let mut raw: Vec<f64> = baseline
-            .iter()
-            .copied()
-            .cycle()
-            .take(rows.n_samples * k_out)
-            .collect();
-        let mut model = Booster {
-            n_features: self.n_features,
-            loss: self.loss,
-            baseline,
-            trees: Vec::new(),
-            train_loss: vec![self.loss.mean_loss(&train, &raw)],
-            validation_loss: Vec::new(),
-            scoring: Default::default(),
+        let (mut model, mut raw) = match previous {
+            None => self.first_model(rows, &train, &validation),
+            Some(previous) => self.continued_model(previous, rows, !validation_rows.is_empty())?,
         };
-        if !validation_rows.is_empty() {
-            model
-                .validation_loss
-                .push(self.loss.mean_loss(&validation, &raw));
+        let first_round = model.n_rounds();
+        if self.should_stop(&model.validation_loss) {
+            return Ok(model);
         }
 
         let seed = self.params.random_state;
         let cancel = control.cancel_flag();
-        let counter = TreeCounter::new(control, self.params.n_estimators * k_out);
+        let counter = TreeCounter::new(control, (self.params.n_estimators - first_round) * k_out);
         let mut sampler = self.params.atoms.sampler(self.n_features);
         let mut binned = BinnedAtoms::default();
         let scratches = Mutex::new(Vec::<GrowScratch>::new());
         let (mut gradients, mut hessians) = (vec![Vec::new(); k_out], vec![Vec::new(); k_out]);
         let mut values = vec![Vec::new(); k_out];
         let (mut round_rows, mut left_out) = (Vec::new(), Vec::new());
-        for round in 0..self.params.n_estimators {
+        for round in first_round..self.params.n_estimators {
             let stream = |offset| Rng::new(seed, ROUND_STREAMS * round as u64 + offset);
             self.draw_rows(
                 train_rows,
@@ -320,6 +364,81 @@ impl Training<'_> {
             }
         }
         Ok(model)
+    }
+
+    /// A model of no rounds, and every row's raw scores: the baseline.
+    fn first_model<S: Feature>(
+        &self,
+        rows: &Rows<'_, S>,
+        train: &Sampled<'_>,
+        validation: &Sampled<'_>,
+    ) -> (Booster, Vec<f64>) {
+        let baseline = self.loss.baseline(train);
+        let raw: Vec<f64> = baseline
+            .iter()
+            .copied()
+            .cycle()
+            .take(rows.n_samples * self.loss.n_outputs())
+            .collect();
+        let mut model = Booster {
+            n_features: self.n_features,
+            loss: self.loss,
+            baseline,
+            trees: Vec::new(),
+            train_loss: vec![self.loss.mean_loss(train, &raw)],
+            validation_loss: Vec::new(),
+            scoring: Default::default(),
+        };
+        if !validation.rows.is_empty() {
+            model
+                .validation_loss
+                .push(self.loss.mean_loss(validation, &raw));
+        }
+        (model, raw)
+    }
+
+    /// `previous`, to be trained further, and every row's raw scores under it, summed
+    /// tree after tree from the baseline as the rounds summed them.
+    fn continued_model<S: Feature>(
+        &self,
+        previous: &Booster,
+        rows: &Rows<'_, S>,
+        holds_out: bool,
+    ) -> Result<(Booster, Vec<f64>)> {
+        if previous.n_features != self.n_features || previous.loss != self.loss {
+            return Err(invalid(
+                "warm_start",
+                format!(
+                    "rounds can only be added on the data of the first fit: the model has \
+                     {} features and loss {:?}, X has {} features and y gives loss {:?}",
+                    previous.n_features, previous.loss, self.n_features, self.loss
+                ),
+            ));
+        }
+        if previous.validation_loss.is_empty() == holds_out {
+            return Err(invalid(
+                "early_stopping",
+                "must be as in the fit that trained the model for rounds to be added",
+            ));
+        }
+        let k_out = self.loss.n_outputs();
+        let mut raw: Vec<f64> = previous
+            .baseline
+            .iter()
+            .copied()
+            .cycle()
+            .take(rows.n_samples * k_out)
+            .collect();
+        let layout = previous.scoring_layout();
+        let cancel = &crate::runtime::control::NEVER_CANCELLED;
+        raw.par_chunks_mut(WALK_CHUNK * k_out)
+            .enumerate()
+            .for_each(|(chunk, raw)| {
+                let start = chunk * WALK_CHUNK;
+                let chunk_rows = rows.slice(start..start + raw.len() / k_out);
+                layout.add_leaf_values(0..previous.trees.len(), k_out, &chunk_rows, raw, cancel);
+            });
+        Ok((previous.clone(), raw))
     }
 
     /// The samples at `rows` with their targets and weights.

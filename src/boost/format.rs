@@ -4,8 +4,8 @@
 use super::loss::Loss;
 use super::model::Booster;
 use crate::error::Result;
-use crate::forest::format::frame::{damaged, decode_exact, Framing};
-use crate::forest::Task;
+use crate::runtime::frame::{damaged, decode_exact, Framing};
+use crate::tree::Task;
 
 /// Version of the saved layout of boosted models; bumped whenever it changes.
 pub const BOOSTER_FORMAT_VERSION: u16 = 1;

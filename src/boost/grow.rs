@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use super::binning::BinnedAtoms;
 use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
 use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
-use crate::forest::control::is_cancelled;
+use crate::runtime::control::is_cancelled;
 use crate::split::GradientHessian;
 use crate::tree::{Leaves, Node, Tree};
 

@@ -12,9 +12,9 @@ use super::loss::Loss;
 use super::score::ScoringTrees;
 use crate::data::Feature;
 use crate::error::{invalid, try_filled, Result};
-use crate::forest::control::NEVER_CANCELLED;
-use crate::forest::score::{new_output, output_rows};
-use crate::forest::{Forest, Workers};
+use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
+use crate::runtime::workers::Workers;
 use crate::tree::{Tree, TreeStats};
 
 /// A gradient-boosted model: a starting score, then per round one tree per output
@@ -197,13 +197,10 @@ impl Booster {
         let k_out = self.loss.n_outputs();
         let out = output_rows(out, x.nrows(), k_out, "outputs")?;
         let trees = rounds.start * k_out..rounds.end * k_out;
-        let layout = self
-            .scoring
-            .0
-            .get_or_init(|| ScoringTrees::new(&self.trees, self.n_features));
+        let layout = self.scoring_layout();
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            Forest::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 out,
@@ -216,6 +213,13 @@ impl Booster {
                 },
             )
         })
+    }
+
+    /// The trees laid out for scoring blocks of rows, built on first use.
+    pub(super) fn scoring_layout(&self) -> &ScoringTrees {
+        self.scoring
+            .0
+            .get_or_init(|| ScoringTrees::new(&self.trees, self.n_features))
     }
 
     /// Predictions, shape (samples, width): class probabilities (columns in class

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::atoms::AtomKind;
+use crate::atoms::MaxFeatures;
 use crate::error::{invalid, Result};
-use crate::params::MaxFeatures;
 
 /// How much of the training data is held out to decide when to stop
 /// (scikit-learn's `validation_fraction`).

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use super::lanes::{has_avx2, left_rows_fastest, Mask, BLOCK};
 use super::model::tree_value;
 use crate::data::{Feature, Rows};
-use crate::forest::control::is_cancelled;
+use crate::runtime::control::is_cancelled;
 use crate::tree::{goes_left, Node, Tree};
 
 /// Fewest rows scored as a block; fewer walk each tree row by row.

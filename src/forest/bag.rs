@@ -2,8 +2,8 @@
 //! for honest trees, its estimation rows. They come from tree `t`'s own row stream, so
 //! fit, out-of-bag scoring and users all see the same sample of a tree.
 
+use super::params::{ForestParams, MaxSamples};
 use crate::error::{invalid, Result};
-use crate::params::{ForestParams, MaxSamples};
 use crate::rng::Rng;
 
 /// The rows tree `t` learns from.

@@ -4,11 +4,12 @@ use std::sync::atomic::AtomicBool;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
-use super::control::{is_cancelled, NEVER_CANCELLED};
-use super::score::{new_output, output_rows};
-use super::{Forest, Workers};
+use super::Forest;
 use crate::data::Feature;
 use crate::error::Result;
+use crate::runtime::control::{is_cancelled, NEVER_CANCELLED};
+use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
+use crate::runtime::workers::Workers;
 
 /// Padding after a path in [`Forest::decision_paths`]: no node.
 pub const NO_NODE: u32 = u32::MAX;
@@ -70,7 +71,7 @@ impl Forest {
         let out = output_rows(out, x.nrows(), width, "node of the trees' paths")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            Self::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 out,

@@ -1,8 +1,9 @@
 //! Putting forests together: trees grown apart (on several machines, or more trees
 //! later) become one forest.
 
-use super::{Forest, Task};
+use super::Forest;
 use crate::error::{invalid, MorfError, Result};
+use crate::tree::Task;
 
 impl Forest {
     /// One forest holding the trees of `forests`, in the order given. The forests must

@@ -2,31 +2,25 @@
 //! (scoring), importances and saving, one file each.
 
 mod bag;
-pub(crate) mod control;
 pub(crate) mod fit;
 pub(crate) mod format;
 mod importance;
 mod inspect;
 mod merge;
 mod oob;
-pub(crate) mod score;
+mod params;
+mod score;
 mod targets;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{invalid, Result};
-use crate::tree::{Tree, TreeStats};
+use crate::tree::{Task, Tree, TreeStats};
 
-pub use control::{FitControl, Progress, ProgressCallback};
 pub use format::FORMAT_VERSION;
 pub use inspect::NO_NODE;
 pub use oob::OutOfBag;
+pub use params::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use targets::Targets;
-
-/// Cores this process may run on; 1 when that cannot be told.
-pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
 
 /// Most features a forest may have: atoms name features with `u32`.
 pub const MAX_FEATURES: usize = u32::MAX as usize;
@@ -69,31 +63,6 @@ pub struct Forest {
     trees: Vec<Tree>,
 }
 
-/// What a forest predicts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Task {
-    /// Class probabilities ([`Forest::predict_proba`]).
-    Classification {
-        /// Number of classes.
-        n_classes: usize,
-    },
-    /// Target values ([`Forest::predict_values`]).
-    Regression {
-        /// Number of values per sample (columns of y).
-        n_outputs: usize,
-    },
-}
-
-impl Task {
-    /// Numbers per leaf and per prediction: classes or outputs.
-    pub fn width(self) -> usize {
-        match self {
-            Task::Classification { n_classes } => n_classes,
-            Task::Regression { n_outputs } => n_outputs,
-        }
-    }
-}
-
 impl Forest {
     /// Number of features the forest was trained on.
     pub fn n_features(&self) -> usize {
@@ -122,48 +91,4 @@ impl Forest {
     pub fn tree_stats(&self) -> Vec<TreeStats> {
         self.trees.iter().map(Tree::stats).collect()
     }
-}
-
-/// The threads scoring runs on: the caller's alone, or a pool built once per call or
-/// per stream of blocks.
-pub(crate) enum Workers {
-    Caller,
-    Pool(rayon::ThreadPool),
-}
-
-impl Workers {
-    /// The caller's thread for `n_threads == 1` or for too few rows to share; otherwise
-    /// a pool of `n_threads` threads, at most one per available core (0: one per core).
-    pub(crate) fn for_rows(n_threads: usize, n_rows: usize) -> Result<Workers> {
-        if n_threads == 1 || n_rows <= score::SCORE_CHUNK {
-            return Ok(Workers::Caller);
-        }
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n_threads.min(available_cores()))
-            .build()
-            .map(Workers::Pool)
-            .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))
-    }
-
-    /// Runs `job` on these threads, telling it how many there are.
-    pub(crate) fn install<R: Send>(&self, job: impl FnOnce(usize) -> R + Send) -> R {
-        match self {
-            Workers::Caller => job(1),
-            Workers::Pool(pool) => pool.install(|| job(rayon::current_num_threads())),
-        }
-    }
-}
-
-/// Runs `job` in a rayon pool of `n_threads` threads, at most one per available core
-/// (0: one per core). More threads than cores would only add start-up time and
-/// contention (scikit-learn's joblib backend has the same effect).
-pub(crate) fn with_threads<R: Send>(
-    n_threads: usize,
-    job: impl FnOnce() -> Result<R> + Send,
-) -> Result<R> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n_threads.min(available_cores()))
-        .build()
-        .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))?;
-    pool.install(job)
 }

@@ -4,12 +4,13 @@ use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 
 use super::bag::{sampling_sizes, TreeSample};
-use super::control::NEVER_CANCELLED;
-use super::score::new_output;
-use super::{Forest, Workers};
+use super::params::ForestParams;
+use super::Forest;
 use crate::data::Feature;
 use crate::error::{invalid, MorfError, Result};
-use crate::params::ForestParams;
+use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::rows::{new_output, score_row_chunks};
+use crate::runtime::workers::Workers;
 
 /// Bits per word of the in-bag masks.
 const BITS: usize = u64::BITS as usize;
@@ -96,7 +97,7 @@ impl Forest {
                 in_bag.par_chunks_mut(words).enumerate().for_each(mark);
             }
             let never = &NEVER_CANCELLED;
-            Self::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 flat,

@@ -1,27 +1,18 @@
 //! Scoring: X's rows cut into chunks that threads take in turn; each chunk is checked,
 //! walked down every tree and written straight into its rows of the output.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 
-use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
-use rayon::prelude::*;
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
 
-use super::control::{check_cancel, is_cancelled, NEVER_CANCELLED};
-use super::{Forest, Task, Workers};
-use crate::data::{non_finite_error, Feature, Rows};
-use crate::error::{invalid, try_filled, MorfError, Result};
+use super::Forest;
+use crate::data::{Feature, Rows};
+use crate::error::{invalid, try_filled, Result};
+use crate::runtime::control::{is_cancelled, NEVER_CANCELLED};
+use crate::runtime::rows::{new_output, output_rows, score_row_chunks, SCORE_CHUNK};
+use crate::runtime::workers::Workers;
+use crate::tree::Task;
 use crate::tree::{Leaves, Node, Tree};
-
-/// Most rows scored together: enough to amortise walking each tree, few enough to keep
-/// the rows in cache.
-pub(crate) const SCORE_CHUNK: usize = 128;
-
-/// Fewest rows per chunk: the lanes of one walk (`Tree::leaves_of_rows`) twice over.
-const MIN_SCORE_CHUNK: usize = 16;
-
-/// Chunks per thread that small batches are cut into, so that threads finishing early
-/// find work left.
-const CHUNKS_PER_THREAD: usize = 4;
 
 impl Forest {
     /// Mean of the trees' leaf class distributions, one row per sample, for a
@@ -65,7 +56,7 @@ impl Forest {
         let out = output_rows(out, x.nrows(), n_classes, "classes")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            Self::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 out,
@@ -117,7 +108,7 @@ impl Forest {
                 .expect("a new array is in standard layout");
             let never = &NEVER_CANCELLED;
             workers.install(|threads| {
-                Self::score_chunks(
+                score_row_chunks(
                     self.n_features,
                     block.view(),
                     out,
@@ -173,7 +164,7 @@ impl Forest {
         let prior = self.mean_prior();
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            Self::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 out,
@@ -213,7 +204,7 @@ impl Forest {
         let mut classes = try_filled(x.nrows(), 1, 0u32, "the classes")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            Self::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 &mut classes,
@@ -270,7 +261,7 @@ impl Forest {
         let out = output_rows(out, x.nrows(), n_trees, "trees")?;
         let workers = Workers::for_rows(n_threads, x.nrows())?;
         workers.install(|threads| {
-            Self::score_chunks(
+            score_row_chunks(
                 self.n_features,
                 x,
                 out,
@@ -382,83 +373,6 @@ impl Forest {
         }
         votes
     }
-
-    /// Runs `score(first_row, rows, out)` on every chunk of X's rows (the first of
-    /// which is row `first_row` of X) with that chunk's rows of `out` (`width` values
-    /// per row), on `threads` threads of the current rayon pool, for a model of
-    /// `n_features_fitted` features (a forest or another model type). Threads take
-    /// chunks in turn, so all stay busy to the end; a chunk whose rows do
-    /// not lie contiguous is copied into its thread's buffer first.
-    ///
-    /// This is the one place scoring checks X's values, a chunk at a time right before
-    /// its rows are walked: the first bad value (in row-major order) is reported
-    /// whatever the number of threads, and chunks after it are skipped. `score` looks
-    /// at `cancel` itself, between trees; once it is set, what `out` holds is
-    /// unspecified and [`MorfError::Cancelled`] is returned.
-    pub(crate) fn score_chunks<T: Feature, O: Send>(
-        n_features_fitted: usize,
-        x: ArrayView2<'_, T>,
-        out: &mut [O],
-        width: usize,
-        threads: usize,
-        cancel: &AtomicBool,
-        score: impl Fn(usize, &Rows<'_, T>, &mut [O]) + Sync,
-    ) -> Result<()> {
-        let (n_samples, n_features) = x.dim();
-        if n_features != n_features_fitted {
-            return Err(MorfError::ShapeMismatch {
-                what: "number of features in X (as at fit time)",
-                expected: n_features_fitted,
-                got: n_features,
-            });
-        }
-        debug_assert_eq!(out.len(), n_samples * width);
-        if n_samples == 0 || width == 0 {
-            return Ok(());
-        }
-        let rows_per_chunk = n_samples
-            .div_ceil(CHUNKS_PER_THREAD * threads)
-            .clamp(MIN_SCORE_CHUNK, SCORE_CHUNK);
-        let first_bad = AtomicUsize::new(usize::MAX);
-        let score_chunk = |buffer: &mut Vec<T>, (chunk, out): (usize, &mut [O])| {
-            let start = chunk * rows_per_chunk;
-            if start * n_features > first_bad.load(Ordering::Relaxed) || is_cancelled(cancel) {
-                return; // an earlier value fails already, or nobody wants the result
-            }
-            let block = x.slice_move(s![start..start + out.len() / width, ..]);
-            let rows = match block.to_slice() {
-                Some(values) => Rows::from_slice(values, n_features),
-                None => {
-                    buffer.clear();
-                    buffer.extend(block.iter().copied());
-                    Rows::from_slice(&buffer[..], n_features)
-                }
-            };
-            if let Some(flat) = rows.first_invalid(|| ()) {
-                first_bad.fetch_min(start * n_features + flat, Ordering::Relaxed);
-            } else if first_bad.load(Ordering::Relaxed) == usize::MAX {
-                score(start, &rows, out);
-            }
-        };
-        if threads == 1 || n_samples <= rows_per_chunk {
-            let mut buffer = Vec::new();
-            out.chunks_mut(rows_per_chunk * width)
-                .enumerate()
-                .for_each(|chunk| score_chunk(&mut buffer, chunk));
-        } else {
-            out.par_chunks_mut(rows_per_chunk * width)
-                .enumerate()
-                .for_each_init(Vec::new, score_chunk);
-        }
-        check_cancel(cancel)?;
-        match first_bad.into_inner() {
-            usize::MAX => Ok(()),
-            flat => {
-                let (row, column) = (flat / n_features, flat % n_features);
-                Err(non_finite_error(flat, n_features, x[[row, column]]))
-            }
-        }
-    }
 }
 
 /// Adds, for each row (of the leaves `leaves` reached) that `skip` does not name and
@@ -492,36 +406,4 @@ fn add_votes<V: Copy + Into<f64>>(
             }
         }
     }
-}
-
-/// A row-major array of `n_samples` rows of `width` zeros, or
-/// [`MorfError::OutOfMemory`].
-pub(crate) fn new_output<O: Clone + Default>(
-    n_samples: usize,
-    width: usize,
-    what: &'static str,
-) -> Result<Array2<O>> {
-    let values = try_filled(n_samples, width, O::default(), what)?;
-    Ok(Array2::from_shape_vec((n_samples, width), values).expect("one value per row and column"))
-}
-
-/// `out` as a flat row-major slice, once its shape is checked.
-pub(crate) fn output_rows<'o, O>(
-    out: ArrayViewMut2<'o, O>,
-    n_samples: usize,
-    width: usize,
-    what: &'static str,
-) -> Result<&'o mut [O]> {
-    if out.dim() != (n_samples, width) {
-        return Err(invalid(
-            "out",
-            format!(
-                "must have shape ({n_samples}, {width}): one row per sample of X and one \
-                 column per {what}; got {:?}",
-                out.dim()
-            ),
-        ));
-    }
-    out.into_slice()
-        .ok_or_else(|| invalid("out", "must be in standard (row-major, contiguous) layout"))
 }

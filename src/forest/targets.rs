@@ -2,10 +2,11 @@
 
 use ndarray::ArrayView2;
 
-use super::{Task, MAX_CLASSES};
+use super::MAX_CLASSES;
 use crate::error::{invalid, MorfError, Result};
 use crate::split::{Criterion, LocalSamples};
-use crate::tree::{HonestPrior, Leaves};
+use crate::tree::HonestPrior;
+use crate::tree::Task;
 
 /// What the trees learn to predict.
 #[derive(Debug, Clone, Copy)]
@@ -124,16 +125,6 @@ impl Targets<'_> {
         match self {
             Targets::Classes { labels, .. } => local.class_of.push(labels[row]),
             Targets::Values(values) => local.values_of.extend(values.row(row).iter()),
-        }
-    }
-}
-
-impl Task {
-    /// Empty leaves of the kind this task predicts.
-    pub(crate) fn empty_leaves(self) -> Leaves {
-        match self {
-            Task::Classification { n_classes } => Leaves::classes(n_classes),
-            Task::Regression { n_outputs } => Leaves::values(n_outputs),
         }
     }
 }

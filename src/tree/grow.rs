@@ -6,8 +6,8 @@ use super::grown::{prune_cost_complexity, FoundSplit, GrownNode};
 use super::{goes_left, Leaves, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
-use crate::forest::control::is_cancelled;
 use crate::rng::Rng;
+use crate::runtime::control::is_cancelled;
 use crate::split::{
     best_split, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
 };

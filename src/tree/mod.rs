@@ -4,11 +4,13 @@ mod grow;
 mod grown;
 mod honest;
 mod leaves;
+mod task;
 mod validate;
 
 pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
 pub use leaves::Leaves;
+pub use task::Task;
 
 use serde::{Deserialize, Serialize};
 

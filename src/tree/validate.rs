@@ -4,8 +4,8 @@
 //! check, so that no value read from bytes reaches scoring, importances or statistics
 //! unchecked.
 
+use super::Task;
 use super::{Leaves, Node, Tree};
-use crate::forest::Task;
 
 /// Largest amount a leaf distribution's sum may differ from 1: its values are float32
 /// roundings of a float64 distribution, off by at most 2^-24 of the total.
@@ -245,9 +245,11 @@ fn check_distribution(values: &[f32]) -> Result<(), String> {
 mod tests {
     use ndarray::Array2;
 
-    use crate::forest::{FitControl, Forest, Targets, Task};
+    use crate::forest::{Forest, Targets};
     use crate::rng::Rng;
+    use crate::runtime::FitControl;
     use crate::split::Criterion;
+    use crate::tree::Task;
     use crate::tree::{Leaves, Node, Tree};
     use crate::ForestParams;
 

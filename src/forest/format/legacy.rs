@@ -7,9 +7,10 @@
 
 use serde::Deserialize;
 
-use super::frame::decode_exact;
 use crate::error::Result;
-use crate::forest::{Forest, Task};
+use crate::forest::Forest;
+use crate::runtime::frame::decode_exact;
+use crate::tree::Task;
 use crate::tree::{Leaves, Node, Tree};
 
 /// Where missing projections go at the splits of version 1 and 2 forests, which were

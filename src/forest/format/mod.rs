@@ -5,13 +5,12 @@
 //! and 2 are read through frozen copies of their layouts ([`legacy`]). Whatever the
 //! version, the forest is validated ([`Forest::validate`]) before it is returned.
 
-pub(crate) mod frame;
 mod legacy;
 mod validate;
 
 use super::Forest;
 use crate::error::Result;
-use frame::{decode_exact, Framing};
+use crate::runtime::frame::{decode_exact, Framing};
 
 /// Version of the saved layout; bumped whenever it changes.
 pub const FORMAT_VERSION: u16 = 3;

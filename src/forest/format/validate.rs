@@ -1,9 +1,9 @@
 //! Checks of a loaded forest: its counts within bounds, then each tree
 //! ([`Tree::validate`](crate::Tree)).
 
-use super::frame::damaged;
 use crate::error::Result;
 use crate::forest::{Forest, MAX_CLASSES, MAX_FEATURES};
+use crate::runtime::frame::damaged;
 
 impl Forest {
     /// Checks that the forest is one training could have produced: at least one tree,
