@@ -46,6 +46,7 @@ fn check_continued(params: impl Fn(usize) -> BoostParams, x: &Array2<f32>, targe
     let control = FitControl::new();
     let start = Booster::fit(&params(first), x.view(), targets, None).unwrap();
     assert_eq!(start.n_rounds(), first);
+    start.predict(x.view(), 1).unwrap();
     let continued = start
         .fit_more(&params(all), x.view(), targets, None, &control)
         .unwrap();
@@ -53,6 +54,11 @@ fn check_continued(params: impl Fn(usize) -> BoostParams, x: &Array2<f32>, targe
     assert_eq!(continued.n_rounds(), all);
     assert_eq!(continued, at_once);
     assert_eq!(continued.to_bytes(), at_once.to_bytes());
+    // The first model scored before it was continued: its layout must not carry over.
+    assert_eq!(
+        continued.predict(x.view(), 1).unwrap(),
+        at_once.predict(x.view(), 1).unwrap()
+    );
 }
 
 #[test]

@@ -30,6 +30,7 @@ from morf_rs._params import (
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
 from morf_rs._validation import (
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -161,10 +162,16 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
             raise
 
     def _fit(self, X, y, sample_weight):
+        previous = None
+        if check_bool("warm_start", self.warm_start) and hasattr(self, "_booster"):
+            previous = self._booster
         X, y = self._validate_training_data(X, y)
         n_threads = resolve_n_threads(self.n_jobs)
-        params = self._engine_params(*X.shape)
+        seed = None if previous is None else self._engine_params_["random_state"]
+        params = self._engine_params(*X.shape, seed=seed)
         targets, n_classes, fitted = self._prepare_targets(y)
+        if previous is not None:
+            self._check_warm_start(previous, params, fitted)
         sample_weight = resolve_sample_weight(
             sample_weight, X, y, self._task_sample_weight
         )
@@ -173,14 +180,53 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
             X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
         with fit_progress(check_verbose(self.verbose), type(self).__name__) as progress:
             self._booster = Booster.fit(
-                X, targets, n_classes, sample_weight, params, n_threads, progress
+                X,
+                targets,
+                n_classes,
+                sample_weight,
+                params,
+                n_threads,
+                progress,
+                previous,
             )
         for name, value in fitted.items():
             setattr(self, name, value)
         self.do_early_stopping_ = params["early_stopping"]
+        self._engine_params_ = params
         return self
 
-    def _engine_params(self, n_samples, n_features):
+    def _check_warm_start(self, previous, params, fitted):
+        """Rounds are added only where the fitted model's fit would have made them."""
+        if not hasattr(self, "_engine_params_"):
+            raise ValueError(
+                "this model was fitted by an older version of morf_rs and cannot "
+                "take more rounds; fit it with warm_start=False."
+            )
+        if params["n_estimators"] < previous.n_rounds:
+            raise ValueError(
+                f"n_estimators={params['n_estimators']} must be at least the "
+                f"{previous.n_rounds} rounds already fitted when warm_start=True; set "
+                "warm_start=False to fit a new model."
+            )
+        changed = sorted(
+            name
+            for name, value in params.items()
+            if name != "n_estimators" and self._engine_params_.get(name) != value
+        )
+        if changed:
+            raise ValueError(
+                "warm_start adds rounds with the parameters of the fitted model, but "
+                f"these changed: {', '.join(changed)}; restore them or set "
+                "warm_start=False to fit a new model."
+            )
+        for name, value in fitted.items():
+            if not np.array_equal(getattr(self, name), value):
+                raise ValueError(
+                    f"warm_start adds rounds on the data of the first fit, but y gives "
+                    f"other {name}; set warm_start=False to fit a new model."
+                )
+
+    def _engine_params(self, n_samples, n_features, seed=None):
         early_stopping = self.early_stopping
         if isinstance(early_stopping, str):
             check_choice("early_stopping", early_stopping, ("auto",))
@@ -220,8 +266,10 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
             params["validation_fraction"] = self._check_validation_fraction()
         params.update(self._atom_params(n_features))
         # Drawn last so that a bad parameter does not consume a RandomState.
-        params["random_state"] = int(
-            check_random_state(self.random_state).randint(_MAX_SEED)
+        params["random_state"] = (
+            int(check_random_state(self.random_state).randint(_MAX_SEED))
+            if seed is None
+            else seed
         )
         return params
 

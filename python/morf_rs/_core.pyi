@@ -174,6 +174,7 @@ class Booster:
         params: _BoostParams,
         n_threads: int,
         progress: Callable[[int, int], object] | None = None,
+        previous: Booster | None = None,
     ) -> Booster: ...
     def predict_raw_rounds(
         self,

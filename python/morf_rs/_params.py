@@ -229,9 +229,11 @@ stderr is a terminal, otherwise as a line at each tenth of the trees.
         False,
         "bool",
         """
-When True, fit adds trees to the fitted forest, up to ``n_estimators``, on the
-same data; tree i depends only on random_state and i, so 50 trees and then 50
-more give the forest of 100 grown at once, bit for bit.
+When True, fit adds to the fitted model, on the same data, up to
+``n_estimators`` trees (forests) or rounds (boosted models), training only
+what is added. Tree or round i depends only on random_state, i and what came
+before, so 50 and then 50 more give the model of 100 fitted at once, bit for
+bit. A boosted model that early stopping stopped gains no round.
 """,
     ),
 )

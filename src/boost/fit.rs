@@ -438,7 +438,12 @@ impl Training<'_> {
                 let chunk_rows = rows.slice(start..start + raw.len() / k_out);
                 layout.add_leaf_values(0..previous.trees.len(), k_out, &chunk_rows, raw, cancel);
             });
-        Ok((previous.clone(), raw))
+        // Its scoring layout covers its trees only: the rounds to come would be missing.
+        let model = Booster {
+            scoring: Default::default(),
+            ..previous.clone()
+        };
+        Ok((model, raw))
     }
 
     /// The samples at `rows` with their targets and weights.

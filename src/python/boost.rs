@@ -36,6 +36,7 @@ impl PyBooster {
         params: &Bound<'_, PyDict>,
         n_threads: usize,
         progress: Option<Bound<'_, PyAny>>,
+        previous: Option<PyRef<'_, PyBooster>>,
     ) -> PyResult<PyBooster> {
         let mut params = parse_boost_params(params)?;
         params.n_threads = n_threads;
@@ -61,6 +62,7 @@ impl PyBooster {
         let control = FitControl::new()
             .with_progress(&record)
             .with_cancel(&cancel);
+        let previous_model = previous.as_ref().map(|p| &p.model);
         let mut reported = 0;
         let report = || {
             let (done, total) = *progress_now.lock().unwrap_or_else(|e| e.into_inner());
@@ -75,7 +77,10 @@ impl PyBooster {
         let model = with_view!(samples, |view| run_interruptible(
             py,
             &cancel,
-            || Booster::fit_with(&params, view, targets, weights, &control),
+            || match previous_model {
+                Some(previous) => previous.fit_more(&params, view, targets, weights, &control),
+                None => Booster::fit_with(&params, view, targets, weights, &control),
+            },
             report
         ))?
         .map_err(value_error)?;
@@ -106,9 +111,11 @@ impl PyBooster {
     /// Trains a model: classes when `n_classes >= 2` (y holds uint32 class indices),
     /// regression when `n_classes == 0` (y holds float64 values). `progress(trees_done,
     /// n_trees)`, if given, is called on this thread as trees are grown; Ctrl-C (or an
-    /// exception from `progress`) stops the fit.
+    /// exception from `progress`) stops the fit. With `previous`, the model fitted on the
+    /// same data with the same parameters and fewer rounds, only the rounds it lacks
+    /// are trained.
     #[staticmethod]
-    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None))]
+    #[pyo3(signature = (x, y, n_classes, sample_weight, params, n_threads, progress=None, previous=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         py: Python<'_>,
@@ -119,6 +126,7 @@ impl PyBooster {
         params: &Bound<'_, PyDict>,
         n_threads: usize,
         progress: Option<Bound<'_, PyAny>>,
+        previous: Option<PyRef<'_, PyBooster>>,
     ) -> PyResult<PyBooster> {
         guarded(|| {
             Self::fit_unguarded(
@@ -130,6 +138,7 @@ impl PyBooster {
                 params,
                 n_threads,
                 progress,
+                previous,
             )
         })
     }
