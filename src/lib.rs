@@ -25,6 +25,7 @@ mod error;
 mod forest;
 pub mod rng;
 mod runtime;
+mod scoring;
 pub mod split;
 pub mod tree;
 

@@ -21,16 +21,15 @@
 //! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
 //! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
 //! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),
-//! [`fit`] (the rounds), [`model`] (predicting with the trees), [`score`] (how blocks
-//! of rows go down the trees), [`lanes`] (which rows of a block go left at a split),
-//! [`format`] (saving).
+//! [`fit`] (the rounds), [`model`] (predicting with the trees), [`score`] (what the
+//! leaves add to rows, through the shared [`crate::scoring`] engine), [`format`]
+//! (saving).
 
 mod binning;
 mod fit;
 mod format;
 mod grow;
 mod histogram;
-mod lanes;
 mod loss;
 mod model;
 mod params;

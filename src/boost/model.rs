@@ -3,18 +3,18 @@
 
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
-use std::sync::OnceLock;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
 use super::loss::Loss;
-use super::score::ScoringTrees;
+use super::score::BoostScoring;
 use crate::data::Feature;
 use crate::error::{invalid, try_filled, Result};
 use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
 use crate::runtime::workers::Workers;
+use crate::scoring::Derived;
 use crate::tree::{Tree, TreeStats};
 
 /// A gradient-boosted model: a starting score, then per round one tree per output
@@ -61,18 +61,7 @@ pub struct Booster {
     pub(super) validation_loss: Vec<f64>,
     /// The trees laid out for scoring, derived from them when first needed; not saved.
     #[serde(skip)]
-    pub(super) scoring: ScoringCache,
-}
-
-/// A [`ScoringTrees`] derived from a model's trees on first use. It is no part of the
-/// model's value: models compare equal whether or not theirs is built.
-#[derive(Debug, Clone, Default)]
-pub(super) struct ScoringCache(OnceLock<ScoringTrees>);
-
-impl PartialEq for ScoringCache {
-    fn eq(&self, _: &ScoringCache) -> bool {
-        true
-    }
+    pub(super) scoring: Derived<BoostScoring>,
 }
 
 impl Booster {
@@ -216,10 +205,9 @@ impl Booster {
     }
 
     /// The trees laid out for scoring blocks of rows, built on first use.
-    pub(super) fn scoring_layout(&self) -> &ScoringTrees {
+    pub(super) fn scoring_layout(&self) -> &BoostScoring {
         self.scoring
-            .0
-            .get_or_init(|| ScoringTrees::new(&self.trees, self.n_features))
+            .get_or_init(|| BoostScoring::new(&self.trees, self.n_features))
     }
 
     /// Predictions, shape (samples, width): class probabilities (columns in class

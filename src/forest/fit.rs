@@ -156,11 +156,7 @@ impl Forest {
                 job.grow_trees(&Poisson { n_outputs: width }, &rows, running_sums, trees)
             }
         })?;
-        Ok(Forest {
-            n_features,
-            task,
-            trees,
-        })
+        Ok(Forest::from_trees(n_features, task, trees))
     }
 }
 

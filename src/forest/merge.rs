@@ -38,6 +38,7 @@ impl Forest {
                 n_features,
                 task,
                 trees,
+                scoring: _,
             } = forest;
             if n_features != merged.n_features {
                 return Err(MorfError::ShapeMismatch {
@@ -69,6 +70,8 @@ impl Forest {
             }
             merged.trees.extend(trees);
         }
+        // Built for the first forest's trees alone, the layout would miss the others.
+        merged.scoring = Default::default();
         Ok(merged)
     }
 }

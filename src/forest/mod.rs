@@ -14,7 +14,8 @@ mod targets;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tree::{Task, Tree, TreeStats};
+use crate::scoring::{Derived, ScoringTrees};
+use crate::tree::{Node, Task, Tree, TreeStats};
 
 pub use format::FORMAT_VERSION;
 pub use inspect::NO_NODE;
@@ -61,9 +62,40 @@ pub struct Forest {
     n_features: usize,
     task: Task,
     trees: Vec<Tree>,
+    /// The trees laid out for scoring, derived from them when first needed; not saved.
+    #[serde(skip)]
+    scoring: Derived<ScoringTrees>,
 }
 
+/// The slot of a leaf that casts no vote (an honest leaf no sample filled).
+const NO_VOTE: u32 = u32::MAX;
+
 impl Forest {
+    /// A forest of `trees`, for `n_features` features and `task`.
+    pub(crate) fn from_trees(n_features: usize, task: Task, trees: Vec<Tree>) -> Forest {
+        Forest {
+            n_features,
+            task,
+            trees,
+            scoring: Derived::default(),
+        }
+    }
+
+    /// The trees laid out for scoring, each leaf's slot the offset of its values in
+    /// its tree's leaves ([`NO_VOTE`] for a leaf that casts none); built on first use.
+    fn scoring_layout(&self) -> &ScoringTrees {
+        self.scoring.get_or_init(|| {
+            ScoringTrees::new(&self.trees, self.n_features, |t, id| {
+                match self.trees[t].nodes()[id] {
+                    Node::Leaf {
+                        value: Some(offset),
+                    } => offset,
+                    _ => NO_VOTE,
+                }
+            })
+        })
+    }
+
     /// Number of features the forest was trained on.
     pub fn n_features(&self) -> usize {
         self.n_features

@@ -5,14 +5,15 @@ use std::sync::atomic::AtomicBool;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
 
-use super::Forest;
+use super::{Forest, NO_VOTE};
 use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, Result};
-use crate::runtime::control::{is_cancelled, NEVER_CANCELLED};
+use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks, SCORE_CHUNK};
 use crate::runtime::workers::Workers;
+use crate::scoring::LeafRows;
+use crate::tree::Leaves;
 use crate::tree::Task;
-use crate::tree::{Leaves, Node, Tree};
 
 impl Forest {
     /// Mean of the trees' leaf class distributions, one row per sample, for a
@@ -269,17 +270,12 @@ impl Forest {
                 threads,
                 cancel,
                 |_, rows, out| {
-                    let mut tree_leaves = [0u32; SCORE_CHUNK];
-                    let tree_leaves = &mut tree_leaves[..rows.n_samples];
-                    for (t, tree) in self.trees.iter().enumerate() {
-                        if is_cancelled(cancel) {
-                            return;
-                        }
-                        tree.leaves_of_rows(rows, 0, tree_leaves);
-                        for (row_out, &leaf) in out.chunks_exact_mut(n_trees).zip(&*tree_leaves) {
-                            row_out[t] = O::from(leaf);
-                        }
-                    }
+                    let layout = self.scoring_layout();
+                    layout.visit_leaves(0..n_trees, rows, cancel, |leaf| {
+                        leaf.for_each_row(|row| {
+                            out[row * n_trees + leaf.tree] = O::from(leaf.node);
+                        })
+                    });
                 },
             )
         })
@@ -353,57 +349,47 @@ impl Forest {
     ) -> [u32; SCORE_CHUNK] {
         out.fill(0.0);
         let mut votes = [0u32; SCORE_CHUNK];
-        let mut leaves = [0u32; SCORE_CHUNK];
-        let leaves = &mut leaves[..rows.n_samples];
-        for (t, tree) in self.trees.iter().enumerate() {
-            if is_cancelled(cancel) {
-                break;
+        let width = self.task.width();
+        let layout = self.scoring_layout();
+        let trees = 0..self.trees.len();
+        layout.visit_leaves(trees, rows, cancel, |leaf| {
+            if leaf.slot == NO_VOTE {
+                return;
             }
-            tree.leaves_of_rows(rows, 0, leaves);
-            match tree.leaves() {
+            let offset = leaf.slot as usize;
+            match self.trees[leaf.tree].leaves() {
                 Leaves::Classes { distributions, .. } => {
-                    add_votes(tree, distributions, leaves, out, &mut votes, |row| {
-                        skip(t, row)
-                    })
+                    let values = &distributions[offset..][..width];
+                    add_votes(values, &leaf, out, &mut votes, |row| skip(leaf.tree, row));
                 }
                 Leaves::Values { means, .. } => {
-                    add_votes(tree, means, leaves, out, &mut votes, |row| skip(t, row))
+                    let values = &means[offset..][..width];
+                    add_votes(values, &leaf, out, &mut votes, |row| skip(leaf.tree, row));
                 }
             }
-        }
+        });
         votes
     }
 }
 
-/// Adds, for each row (of the leaves `leaves` reached) that `skip` does not name and
-/// whose leaf votes, the leaf's `values` into its row of `out` and a vote.
+/// Adds `values` (a leaf's) into the row of `out` of each row that reached the leaf
+/// and `skip` does not name, with a vote.
+#[inline]
 fn add_votes<V: Copy + Into<f64>>(
-    tree: &Tree,
     values: &[V],
-    leaves: &[u32],
+    leaf: &LeafRows,
     out: &mut [f64],
     votes: &mut [u32],
     skip: impl Fn(usize) -> bool,
 ) {
-    let width = tree.leaves().width();
-    let nodes = tree.nodes();
-    for (row, ((row_out, &leaf), row_votes)) in out
-        .chunks_exact_mut(width)
-        .zip(leaves)
-        .zip(votes)
-        .enumerate()
-    {
-        if let Node::Leaf {
-            value: Some(offset),
-        } = nodes[leaf as usize]
-        {
-            if skip(row) {
-                continue;
-            }
-            *row_votes += 1;
-            for (acc, &v) in row_out.iter_mut().zip(&values[offset as usize..][..width]) {
-                *acc += v.into();
-            }
+    let width = values.len();
+    leaf.for_each_row(|row| {
+        if skip(row) {
+            return;
         }
-    }
+        votes[row] += 1;
+        for (acc, &v) in out[row * width..][..width].iter_mut().zip(values) {
+            *acc += v.into();
+        }
+    });
 }

@@ -13,9 +13,9 @@ use crate::runtime::control::{check_cancel, is_cancelled};
 
 /// Most rows scored together: enough to amortise walking each tree, few enough to keep
 /// the rows in cache.
-pub(crate) const SCORE_CHUNK: usize = 128;
+pub(crate) const SCORE_CHUNK: usize = 1024;
 
-/// Fewest rows per chunk: the lanes of one walk (`Tree::leaves_of_rows`) twice over.
+/// Fewest rows per chunk: enough that the scoring engine projects them as a block.
 const MIN_SCORE_CHUNK: usize = 16;
 
 /// Chunks per thread that small batches are cut into, so that threads finishing early

@@ -15,10 +15,7 @@ pub use task::Task;
 use serde::{Deserialize, Serialize};
 
 use crate::atoms::Atom;
-use crate::data::{Feature, Rows};
-
-/// Rows walked down a tree together by [`Tree::leaves_of_rows`].
-const WALK_LANES: usize = 8;
+use crate::data::Feature;
 
 /// One node, stored flat in depth-first order: a split's left child is the next node
 /// (so walking left stays in the same cache line) and its right child comes later.
@@ -254,47 +251,6 @@ impl Tree {
             id = child;
         }
         id as usize
-    }
-
-    /// Leaf ids of the rows `first..first + leaves.len()` of `rows`. Several rows
-    /// descend together, a level at a time, so that the memory accesses and
-    /// mispredicted branches of one row overlap with those of the others; a lane whose
-    /// row reaches its leaf takes the next row at once rather than wait for the
-    /// deepest of the others.
-    pub fn leaves_of_rows<T: Feature>(&self, rows: &Rows<'_, T>, first: usize, leaves: &mut [u32]) {
-        let n_rows = leaves.len();
-        let mut lane_row = [0usize; WALK_LANES];
-        let mut lane_rows: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
-        let mut lane_node = [0u32; WALK_LANES];
-        let n_lanes = WALK_LANES.min(n_rows);
-        for lane in 0..n_lanes {
-            lane_row[lane] = lane;
-            lane_rows[lane] = rows.row(first + lane);
-        }
-        let mut next_row = n_lanes;
-        let mut busy = n_lanes;
-        while busy > 0 {
-            for lane in 0..n_lanes {
-                if lane_row[lane] == usize::MAX {
-                    continue; // no rows left for this lane
-                }
-                match self.descend(lane_node[lane], lane_rows[lane]) {
-                    Some(child) => lane_node[lane] = child,
-                    None => {
-                        leaves[lane_row[lane]] = lane_node[lane];
-                        lane_node[lane] = 0;
-                        if next_row < n_rows {
-                            lane_row[lane] = next_row;
-                            lane_rows[lane] = rows.row(first + next_row);
-                            next_row += 1;
-                        } else {
-                            lane_row[lane] = usize::MAX;
-                            busy -= 1;
-                        }
-                    }
-                }
-            }
-        }
     }
 
     /// Class distribution of leaf `id`, or `None` when it casts no vote or the tree

@@ -57,13 +57,13 @@ enum NodeV2 {
 /// Reads the body of a version 1 or 2 forest.
 pub(super) fn read_v2(body: &[u8]) -> Result<Forest> {
     let saved: ForestV2 = decode_exact(body)?;
-    Ok(Forest {
-        n_features: saved.n_features,
-        task: Task::Classification {
+    Ok(Forest::from_trees(
+        saved.n_features,
+        Task::Classification {
             n_classes: saved.n_classes,
         },
-        trees: saved.trees.into_iter().map(TreeV2::into_current).collect(),
-    })
+        saved.trees.into_iter().map(TreeV2::into_current).collect(),
+    ))
 }
 
 impl TreeV2 {

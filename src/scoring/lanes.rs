@@ -6,10 +6,10 @@
 use crate::tree::goes_left;
 
 /// The rows of a block, one bit each.
-pub(super) type Mask = u128;
+pub(crate) type Mask = u128;
 
 /// Rows scored together: one bit each of a [`Mask`].
-pub(super) const BLOCK: usize = Mask::BITS as usize;
+pub(crate) const BLOCK: usize = Mask::BITS as usize;
 
 /// Rows projected together: enough independent sums to keep the floating-point units
 /// busy; a group none of whose rows reach a split is skipped.
@@ -19,7 +19,7 @@ const LANES: usize = u32::BITS as usize;
 const LANE_BITS: Mask = u32::MAX as Mask;
 
 /// Whether the processor has AVX2.
-pub(super) fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     return std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
@@ -29,7 +29,7 @@ pub(super) fn has_avx2() -> bool {
 /// [`left_rows`] in the widest vectors the processor has (`avx2`: whether it has
 /// AVX2, as [`has_avx2`] says).
 #[inline]
-pub(super) fn left_rows_fastest(
+pub(crate) fn left_rows_fastest(
     block: &[f32],
     avx2: bool,
     columns: &[u32],

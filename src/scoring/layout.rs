@@ -1,0 +1,216 @@
+//! Trees laid out for scoring: every tree's nodes in one array, and every split's atom
+//! as (column, weight) terms whose columns number only the features some split uses,
+//! so that a block of rows transposes no other feature.
+
+use crate::tree::{Node, Tree};
+
+/// A node of [`ScoringTrees`], numbered as in its tree.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ScoringNode {
+    /// Rows whose projection on the terms goes left (as
+    /// [`goes_left`](crate::tree::goes_left) says) go to the next node, the others to
+    /// node `right` of the same tree.
+    Split {
+        right: u32,
+        threshold: f32,
+        terms_start: u32,
+        terms_len: u32,
+        missing_left: bool,
+    },
+    /// A split on `weight * x[feature]`: a random forest's, without the dependent
+    /// reads of a term list, in as few bytes as a walk row by row needs.
+    SplitOnFeature {
+        right: u32,
+        threshold: f32,
+        feature: u32,
+        weight: f32,
+        missing_left: bool,
+    },
+    /// A leaf, with what its model stores for it (a boosted tree's value, a forest
+    /// tree's offset in its leaves).
+    Leaf { slot: u32 },
+}
+
+/// How rows go down a model's trees, chosen from their shape: each way is the
+/// fastest for some models, and all give the same leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Blocks of rows as bit masks, block after block, every tree through each:
+    /// for small trees (boosted models), which stay in cache.
+    BlockMajor,
+    /// Blocks of rows as bit masks, tree after tree, all blocks through each: for
+    /// large trees whose splits project several features (oblique and patch
+    /// forests), whose vector projections pay for the blocks' transposition.
+    TreeMajor,
+    /// Row by row, several rows side by side: for large trees of single-feature
+    /// splits (random forests), where one comparison per node leaves nothing for
+    /// vectors to gain.
+    RowByRow,
+}
+
+/// Trees of at most this many nodes on average are small: a boosted model's.
+const SMALL_TREE_NODES: usize = 512;
+
+/// Splits of at least this many terms on average are worth projecting in vectors.
+const VECTOR_TERMS: usize = 2;
+
+/// The trees of a model laid out for scoring blocks of rows.
+#[derive(Debug, Clone)]
+pub(crate) struct ScoringTrees {
+    /// The features some split uses, in increasing order; term columns index it.
+    pub(super) features: Vec<u32>,
+    /// Per feature, its term column (unspecified for features no split uses).
+    pub(super) column_of: Vec<u32>,
+    /// Where each tree's nodes start in `nodes`, and where the last one ends.
+    pub(super) tree_starts: Vec<usize>,
+    pub(super) nodes: Vec<ScoringNode>,
+    pub(super) term_columns: Vec<u32>,
+    pub(super) term_weights: Vec<f32>,
+    /// Depth of the deepest leaf of any tree.
+    pub(super) max_depth: usize,
+    /// How rows go down these trees.
+    pub(super) walk: Walk,
+}
+
+/// The terms of a split node's atom, or `None` for a leaf.
+fn split_terms<'t>(tree: &'t Tree, node: &'t Node) -> Option<(&'t [u32], &'t [f32])> {
+    match node {
+        &Node::Split {
+            atom_start,
+            atom_len,
+            ..
+        } => {
+            let atom = tree.atom(atom_start, atom_len);
+            Some((atom.indices, atom.weights))
+        }
+        Node::SplitOnFeature {
+            feature, weight, ..
+        } => Some((std::slice::from_ref(feature), std::slice::from_ref(weight))),
+        Node::Leaf { .. } => None,
+    }
+}
+
+impl ScoringTrees {
+    /// The layout of `trees`, whose splits use features below `n_features` (as the
+    /// loaders check); `leaf_slot(t, id)` says what to keep for leaf `id` of tree `t`.
+    pub(crate) fn new(
+        trees: &[Tree],
+        n_features: usize,
+        mut leaf_slot: impl FnMut(usize, usize) -> u32,
+    ) -> ScoringTrees {
+        const UNUSED: u32 = u32::MAX;
+        let mut column_of = vec![UNUSED; n_features];
+        for tree in trees {
+            for node in tree.nodes() {
+                if let Some((indices, _)) = split_terms(tree, node) {
+                    indices.iter().for_each(|&f| column_of[f as usize] = 0);
+                }
+            }
+        }
+        let features: Vec<u32> = (0..n_features as u32)
+            .filter(|&f| column_of[f as usize] != UNUSED)
+            .collect();
+        for (column, &feature) in features.iter().enumerate() {
+            column_of[feature as usize] = column as u32;
+        }
+        let mut layout = ScoringTrees {
+            features,
+            column_of: column_of.clone(),
+            tree_starts: vec![0],
+            nodes: Vec::with_capacity(trees.iter().map(|t| t.nodes().len()).sum()),
+            term_columns: Vec::new(),
+            term_weights: Vec::new(),
+            max_depth: 0,
+            walk: Walk::BlockMajor,
+        };
+        for (t, tree) in trees.iter().enumerate() {
+            for (id, node) in tree.nodes().iter().enumerate() {
+                let scoring = match (node, split_terms(tree, node)) {
+                    (
+                        &Node::Split {
+                            right,
+                            threshold,
+                            missing_left,
+                            ..
+                        }
+                        | &Node::SplitOnFeature {
+                            right,
+                            threshold,
+                            missing_left,
+                            ..
+                        },
+                        Some((indices, weights)),
+                    ) if indices.len() == 1 => ScoringNode::SplitOnFeature {
+                        right,
+                        threshold,
+                        feature: indices[0],
+                        weight: weights[0],
+                        missing_left,
+                    },
+                    (
+                        &Node::Split {
+                            right,
+                            threshold,
+                            missing_left,
+                            ..
+                        }
+                        | &Node::SplitOnFeature {
+                            right,
+                            threshold,
+                            missing_left,
+                            ..
+                        },
+                        Some((indices, weights)),
+                    ) => {
+                        let terms_start = layout.term_columns.len() as u32;
+                        layout
+                            .term_columns
+                            .extend(indices.iter().map(|&f| column_of[f as usize]));
+                        layout.term_weights.extend_from_slice(weights);
+                        ScoringNode::Split {
+                            right,
+                            threshold,
+                            terms_start,
+                            terms_len: indices.len() as u32,
+                            missing_left,
+                        }
+                    }
+                    _ => ScoringNode::Leaf {
+                        slot: leaf_slot(t, id),
+                    },
+                };
+                layout.nodes.push(scoring);
+            }
+            layout.tree_starts.push(layout.nodes.len());
+            layout.max_depth = layout.max_depth.max(tree.stats().max_depth);
+        }
+        let n_splits = (layout.nodes.len() - trees.len()) / 2;
+        // Single-feature splits keep no terms: they count one each.
+        let n_single = layout
+            .nodes
+            .iter()
+            .filter(|n| matches!(n, ScoringNode::SplitOnFeature { .. }))
+            .count();
+        let n_terms = layout.term_columns.len() + n_single;
+        layout.walk = if layout.nodes.len() <= SMALL_TREE_NODES * trees.len() {
+            Walk::BlockMajor
+        } else if n_terms >= VECTOR_TERMS * n_splits {
+            Walk::TreeMajor
+        } else {
+            Walk::RowByRow
+        };
+        layout
+    }
+
+    /// The nodes of tree `t`.
+    pub(super) fn tree(&self, t: usize) -> &[ScoringNode] {
+        &self.nodes[self.tree_starts[t]..self.tree_starts[t + 1]]
+    }
+
+    /// The (columns, weights) of the terms `start..start + len`.
+    #[inline(always)]
+    pub(super) fn terms(&self, start: u32, len: u32) -> (&[u32], &[f32]) {
+        let range = start as usize..(start + len) as usize;
+        (&self.term_columns[range.clone()], &self.term_weights[range])
+    }
+}
