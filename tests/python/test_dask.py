@@ -5,6 +5,8 @@ import doctest
 import pickle
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -391,3 +393,64 @@ def test_regressors_grow_on_workers_and_score_blockwise(client, n_outputs):
         np.testing.assert_array_equal(predicted.compute(), single.predict(X))
     with pytest.raises(TypeError, match="predict_proba needs a classifier"):
         morf_dask.predict_proba(models[0], da.from_array(X))
+
+
+def finishes_within(seconds, function, *args, **kwargs):
+    """``function(*args, **kwargs)`` in a thread: its result, or the exception it
+    raised; the test fails if it has not finished after ``seconds``."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = function(*args, **kwargs)
+        except BaseException as error:  # handed to the test's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def causes(error):
+    """The chain of ``__cause__`` of an error, at most 10 long."""
+    chain = []
+    while error.__cause__ is not None and len(chain) < 10:
+        chain.append(error.__cause__)
+        error = error.__cause__
+    return chain
+
+
+def test_errors_raised_on_workers_reach_the_user_at_once(client):
+    """An exception raised on a worker comes back as the ValueError it is, in
+    seconds. (One that was its own __cause__ made distributed's error collection
+    walk an endless chain while memory grew.)"""
+    X, y = images(200, 17)
+    frame = pd.DataFrame(X, columns=[f"p{i}" for i in range(36)])
+    model = RandomForestClassifier(n_estimators=3, random_state=0).fit(frame, y)
+    # Partitions whose columns are not those their metadata promised.
+    renamed = dd.from_pandas(frame, npartitions=2).map_partitions(
+        lambda part: part.rename(columns={"p35": "q35"}),
+        meta=frame.iloc[:0],
+    )
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="q35") as caught:
+        finishes_within(60, morf_dask.predict(model, renamed).compute)
+    assert caught.value not in causes(caught.value)
+
+    with_nan = y.astype(np.float64)
+    with_nan[150] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN") as caught:
+        finishes_within(
+            60,
+            morf_dask.fit,
+            RandomForestClassifier(n_estimators=2),
+            da.from_array(X, chunks=100),
+            da.from_array(with_nan, chunks=100),
+            client=client,
+        )
+    assert caught.value not in causes(caught.value)
+    assert time.monotonic() - start < 30
