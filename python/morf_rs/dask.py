@@ -8,8 +8,9 @@ driver puts them together into one ordinary model.
 
 * :func:`predict`, :func:`predict_proba`, :func:`apply` take a dask array or
   dataframe and return a dask array, lazily: each block of rows is scored where
-  it lies, and the model is one piece of the task graph, so each worker receives
-  it once however many blocks it scores.
+  it lies by the model's own method (forests and boosted models alike), and the
+  model is one piece of the task graph, so each worker receives it once however
+  many blocks it scores.
 * :func:`fit` splits the ``n_estimators`` trees among the workers in
   consecutive ranges. Tree ``i`` depends only on ``(random_state, i)``, so when
   every worker sees the whole training set (``training_data="all"``) the merged
@@ -37,6 +38,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 try:
     import dask
@@ -74,8 +76,9 @@ def predict_proba(model, X, *, n_jobs=1):
 
     Parameters
     ----------
-    model : fitted morf_rs classifier
-        Shipped to each worker once, as one piece of the task graph.
+    model : fitted morf_rs classifier, forest or boosted
+        Shipped to each worker once, as one piece of the task graph; its own
+        ``predict_proba`` scores each block.
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
         Rows to score; a block at a time on the worker that holds it. A numpy
         array or pandas DataFrame is scored at once, in memory.
@@ -110,7 +113,7 @@ def predict_proba(model, X, *, n_jobs=1):
             "values: use morf_rs.dask.predict."
         )
     check_is_fitted(model)
-    return _score(model, X, "_predict_proba", np.float64, model.n_classes_, n_jobs)
+    return _score(model, X, "predict_proba", n_jobs)
 
 
 def predict(model, X, *, n_jobs=1):
@@ -137,15 +140,13 @@ def predict(model, X, *, n_jobs=1):
     True
     """
     check_is_fitted(model)
-    if is_classifier(model):
-        return _score(model, X, "_predict", model.classes_.dtype, None, n_jobs)
-    width = None if model.n_outputs_ == 1 else model.n_outputs_
-    return _score(model, X, "_predict", np.float64, width, n_jobs)
+    return _score(model, X, "predict", n_jobs)
 
 
 def apply(model, X, *, n_jobs=1):
-    """The leaf each row reaches in every tree, lazily: int64 of shape
-    (n_samples, n_estimators). Parameters as :func:`predict_proba`.
+    """The leaf each row reaches in every tree, lazily, as ``model.apply`` gives
+    it (a forest's: int64 of shape (n_samples, n_estimators)). Parameters as
+    :func:`predict_proba`; a model without ``apply`` is refused with a TypeError.
 
     Examples
     --------
@@ -159,51 +160,70 @@ def apply(model, X, *, n_jobs=1):
     (200, 10)
     """
     check_is_fitted(model)
-    n_trees = model._forest.n_estimators
-    return _score(model, X, "_apply", np.int64, n_trees, n_jobs)
+    if not hasattr(model, "apply"):
+        raise TypeError(
+            f"{type(model).__name__} has no apply (the leaf of each row in each "
+            "tree); use morf_rs.dask.predict, or a model that has apply."
+        )
+    return _score(model, X, "apply", n_jobs)
 
 
-def _score_block(block, model, method, dtype, width, n_jobs):
+def _score_block(block, scorer, method, empty):
     if len(block) == 0:  # dataframes may hold empty partitions
-        return np.empty((0,) if width is None else (0, width), dtype)
-    # Resolved where the block is scored: -1 means that worker's cores.
-    return getattr(model, method)(block, resolve_n_threads(n_jobs))
+        return empty
+    return getattr(scorer, method)(block)
 
 
-def _score(model, X, method, dtype, width, n_jobs):
+def _score(model, X, method, n_jobs):
     resolve_n_threads(n_jobs)  # a bad n_jobs is refused here, not on a worker
+    # The model's own method does the scoring, on n_jobs threads resolved where
+    # it runs (-1: the cores of the worker that scores the block).
+    scorer = _with_n_jobs(model, n_jobs)
+    score = getattr(scorer, method)
     if not is_dask_collection(X):
-        return getattr(model, method)(X, resolve_n_threads(n_jobs))
-    # One key in the graph, computed once and fetched by each worker that needs it.
-    model_ref = dask.delayed(model, pure=True)
-    args = (model_ref, method, dtype, width, n_jobs)
+        return score(X)
     if isinstance(X, dd.DataFrame):
         _check_n_features(model, len(X.columns))
-        meta = np.empty((0,) if width is None else (0, width), dtype)
-        return X.map_partitions(_score_block, *args, meta=meta)
-    if not isinstance(X, da.Array):
+        row = pd.DataFrame(np.zeros((1, len(X.columns))), columns=X.columns)
+    elif isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(
+                f"X must be 2-D with one sample per row, got a dask array of shape "
+                f"{X.shape}."
+            )
+        _check_n_features(model, X.shape[1])
+        # Whole rows in every block, so that a block is a set of samples.
+        X = X.rechunk({1: -1})
+        row = np.zeros((1, X.shape[1]), X.dtype)
+    else:
         raise TypeError(
             f"X must be a dask array or dask DataFrame, got {type(X).__name__}."
         )
-    if X.ndim != 2:
-        raise ValueError(
-            f"X must be 2-D with one sample per row, got a dask array of shape "
-            f"{X.shape}."
-        )
-    _check_n_features(model, X.shape[1])
-    # Whole rows in every block, so that a block is a set of samples.
-    X = X.rechunk({1: -1})
-    if width is None:
-        return X.map_blocks(
-            _score_block, *args, dtype=dtype, drop_axis=1, meta=np.empty(0, dtype)
-        )
+    # One row scored here tells the shape and dtype of each row's output, for
+    # any model and method, before any block is computed.
+    scored_row = score(row)
+    empty = np.empty((0, *scored_row.shape[1:]), scored_row.dtype)
+    # One key in the graph, computed once and fetched by each worker that needs it.
+    args = (dask.delayed(scorer, pure=True), method, empty)
+    if isinstance(X, dd.DataFrame):
+        return X.map_partitions(_score_block, *args, meta=empty)
+    output_axes = {"drop_axis": 1} if empty.ndim == 1 else {}
     return X.map_blocks(
         _score_block,
         *args,
-        dtype=dtype,
-        chunks=(X.chunks[0], (width,)),
-        meta=np.empty((0, width), dtype),
+        dtype=empty.dtype,
+        chunks=(X.chunks[0], *((n,) for n in empty.shape[1:])),
+        meta=empty,
+        **output_axes,
     )
+
+
+def _with_n_jobs(model, n_jobs):
+    """``model`` scoring on ``n_jobs`` threads: a shallow copy that shares the
+    fitted engine (``copy.copy`` would round-trip the engine through its bytes)."""
+    scorer = object.__new__(type(model))
+    scorer.__dict__.update(vars(model), n_jobs=n_jobs)
+    return scorer
 
 
 def _check_n_features(model, n_features):

@@ -22,11 +22,17 @@ from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
 from morf_rs import (  # noqa: E402
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
     ManifoldObliqueForestClassifier,
     ManifoldObliqueForestRegressor,
+    ManifoldObliqueGradientBoostingClassifier,
+    ManifoldObliqueGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
     SparseObliqueForestClassifier,
+    SparseObliqueGradientBoostingClassifier,
+    SparseObliqueGradientBoostingRegressor,
 )
 from morf_rs import dask as morf_dask  # noqa: E402
 from morf_rs._core import Forest  # noqa: E402
@@ -454,3 +460,45 @@ def test_errors_raised_on_workers_reach_the_user_at_once(client):
         )
     assert caught.value not in causes(caught.value)
     assert time.monotonic() - start < 30
+
+
+BOOSTERS = [
+    GradientBoostingClassifier(n_estimators=4, random_state=0),
+    SparseObliqueGradientBoostingClassifier(n_estimators=4, random_state=1),
+    ManifoldObliqueGradientBoostingClassifier(
+        n_estimators=4, image_shape=(6, 6), patch_max=3, random_state=2
+    ),
+    GradientBoostingRegressor(n_estimators=4, random_state=3),
+    SparseObliqueGradientBoostingRegressor(n_estimators=4, random_state=4),
+    ManifoldObliqueGradientBoostingRegressor(
+        n_estimators=4, image_shape=(6, 6), patch_max=3, random_state=5
+    ),
+]
+
+
+@pytest.mark.parametrize("booster", BOOSTERS, ids=lambda m: type(m).__name__)
+def test_boosters_score_blockwise_as_in_memory(client, booster):
+    X, y = images(300, 14)
+    booster = clone(booster).fit(X, y)
+    X_test = images(240, 15)[0]
+    X_dask = da.from_array(X_test, chunks=(70, 20))
+    frame_dask = dd.from_pandas(pd.DataFrame(X_test), npartitions=3)
+    methods = ["predict"]
+    if hasattr(booster, "predict_proba"):
+        methods.append("predict_proba")
+    if hasattr(booster, "apply"):
+        methods.append("apply")
+    else:
+        with pytest.raises(TypeError, match="has no apply"):
+            morf_dask.apply(booster, X_dask)
+    for method in methods:
+        expected = getattr(booster, method)(X_test)
+        for X_in in (X_dask, frame_dask):
+            result = getattr(morf_dask, method)(booster, X_in, n_jobs=-1)
+            assert isinstance(result, da.Array)
+            np.testing.assert_array_equal(result.compute(), expected)
+        np.testing.assert_array_equal(
+            getattr(morf_dask, method)(booster, X_test), expected
+        )
+    # Scoring on n_jobs threads leaves the model's own n_jobs alone.
+    assert booster.n_jobs is None
