@@ -455,8 +455,13 @@ def test_boosters_score_blockwise_as_in_memory(client, booster):
         np.testing.assert_array_equal(
             getattr(morf_dask, method)(booster, X_test), expected
         )
-    # Scoring on n_jobs threads leaves the model's own n_jobs alone.
-    assert booster.n_jobs is None
+    # The call's n_jobs scores, not the model's, which is left as it was.
+    expected = booster.predict(X_test)
+    booster.set_params(n_jobs=0)  # refused if it were used
+    np.testing.assert_array_equal(
+        morf_dask.predict(booster, X_dask).compute(), expected
+    )
+    assert booster.n_jobs == 0
 
 
 @pytest.mark.parametrize("booster", BOOSTERS, ids=lambda m: type(m).__name__)
