@@ -75,13 +75,19 @@ _X_HINTS = (
 )
 
 
-def with_hint(error):
-    """Return ``error`` with a hint on how to fix it, when we know one."""
+def raise_with_hint(error):
+    """Raise ``error`` again, or a copy with a hint on how to fix it when we know
+    one, chained to it.
+
+    Never ``raise error from error``: an exception that is its own ``__cause__``
+    makes every walk of the chain endless (dask.distributed's error collection
+    loops on it, its memory growing, and the user never sees the error).
+    """
     message = str(error)
     for needle, hint in _X_HINTS:
         if needle in message:
-            return type(error)(f"{message} {hint}")
-    return error
+            raise type(error)(f"{message} {hint}") from error
+    raise error
 
 
 def validate_X_scoring(estimator, X):
@@ -90,7 +96,7 @@ def validate_X_scoring(estimator, X):
     try:
         return validate_data(estimator, X, reset=False, **_X_SCORING_CHECKS)
     except (ValueError, TypeError) as error:
-        raise with_hint(error) from error
+        raise_with_hint(error)
 
 
 def engine_blocks(X):
@@ -134,7 +140,7 @@ def validate_X_y(estimator, X, y):
             estimator, X, y, validate_separately=(_X_CHECKS, _Y_CHECKS)
         )
     except (ValueError, TypeError) as error:
-        raise with_hint(error) from error
+        raise_with_hint(error)
     y = column_or_1d(y, warn=True)
     if y.shape[0] != X.shape[0]:
         raise ValueError(
@@ -155,7 +161,7 @@ def validate_X_y_values(estimator, X, y):
     try:
         X = validate_data(estimator, X, reset=True, **_X_CHECKS)
     except (ValueError, TypeError) as error:
-        raise with_hint(error) from error
+        raise_with_hint(error)
     try:
         y = check_array(
             y, ensure_2d=False, dtype=np.float64, input_name="y", ensure_min_samples=0

@@ -8,12 +8,15 @@ driver puts them together into one ordinary model.
 
 * :func:`predict`, :func:`predict_proba`, :func:`apply` take a dask array or
   dataframe and return a dask array, lazily: each block of rows is scored where
-  it lies, and the model is one piece of the task graph, so each worker receives
-  it once however many blocks it scores.
-* :func:`fit` splits the ``n_estimators`` trees among the workers in
-  consecutive ranges. Tree ``i`` depends only on ``(random_state, i)``, so when
-  every worker sees the whole training set (``training_data="all"``) the merged
-  forest equals the one :meth:`fit` grows on one machine, bit for bit. With
+  it lies by the model's own method (forests and boosted models alike), and the
+  model is one piece of the task graph, so each worker receives it once however
+  many blocks it scores.
+* :func:`fit` grows forests (boosted models are refused: each round needs the
+  gradients of every row). It splits the ``n_estimators`` trees among the
+  workers in consecutive ranges. Tree ``i`` depends only on
+  ``(random_state, i)``, so when every worker sees the whole training set
+  (``training_data="all"``) the merged forest equals the one :meth:`fit` grows
+  on one machine, bit for bit. With
   ``training_data="partitions"`` each worker grows its trees on the partitions
   it holds, for training sets larger than one machine's memory.
 
@@ -37,6 +40,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 try:
     import dask
@@ -52,7 +56,16 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
+from morf_rs._base import BaseObliqueForest
+from morf_rs._boosting import BaseGradientBoosting
 from morf_rs._core import Forest
+from morf_rs._dask_parts import (
+    class_counts,
+    concat,
+    describe_part,
+    row_parts,
+    split_rows,
+)
 from morf_rs._validation import resolve_n_threads
 
 __all__ = ["apply", "fit", "predict", "predict_proba"]
@@ -74,8 +87,9 @@ def predict_proba(model, X, *, n_jobs=1):
 
     Parameters
     ----------
-    model : fitted morf_rs classifier
-        Shipped to each worker once, as one piece of the task graph.
+    model : fitted morf_rs classifier, forest or boosted
+        Shipped to each worker once, as one piece of the task graph; its own
+        ``predict_proba`` scores each block.
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
         Rows to score; a block at a time on the worker that holds it. A numpy
         array or pandas DataFrame is scored at once, in memory.
@@ -110,7 +124,7 @@ def predict_proba(model, X, *, n_jobs=1):
             "values: use morf_rs.dask.predict."
         )
     check_is_fitted(model)
-    return _score(model, X, "_predict_proba", np.float64, model.n_classes_, n_jobs)
+    return _score(model, X, "predict_proba", n_jobs)
 
 
 def predict(model, X, *, n_jobs=1):
@@ -137,15 +151,13 @@ def predict(model, X, *, n_jobs=1):
     True
     """
     check_is_fitted(model)
-    if is_classifier(model):
-        return _score(model, X, "_predict", model.classes_.dtype, None, n_jobs)
-    width = None if model.n_outputs_ == 1 else model.n_outputs_
-    return _score(model, X, "_predict", np.float64, width, n_jobs)
+    return _score(model, X, "predict", n_jobs)
 
 
 def apply(model, X, *, n_jobs=1):
-    """The leaf each row reaches in every tree, lazily: int64 of shape
-    (n_samples, n_estimators). Parameters as :func:`predict_proba`.
+    """The leaf each row reaches in every tree, lazily, as ``model.apply`` gives
+    it (a forest's: int64 of shape (n_samples, n_estimators)). Parameters as
+    :func:`predict_proba`; a model without ``apply`` is refused with a TypeError.
 
     Examples
     --------
@@ -159,51 +171,70 @@ def apply(model, X, *, n_jobs=1):
     (200, 10)
     """
     check_is_fitted(model)
-    n_trees = model._forest.n_estimators
-    return _score(model, X, "_apply", np.int64, n_trees, n_jobs)
+    if not hasattr(model, "apply"):
+        raise TypeError(
+            f"{type(model).__name__} has no apply (the leaf of each row in each "
+            "tree); use morf_rs.dask.predict, or a model that has apply."
+        )
+    return _score(model, X, "apply", n_jobs)
 
 
-def _score_block(block, model, method, dtype, width, n_jobs):
+def _score_block(block, scorer, method, empty):
     if len(block) == 0:  # dataframes may hold empty partitions
-        return np.empty((0,) if width is None else (0, width), dtype)
-    # Resolved where the block is scored: -1 means that worker's cores.
-    return getattr(model, method)(block, resolve_n_threads(n_jobs))
+        return empty
+    return getattr(scorer, method)(block)
 
 
-def _score(model, X, method, dtype, width, n_jobs):
+def _score(model, X, method, n_jobs):
     resolve_n_threads(n_jobs)  # a bad n_jobs is refused here, not on a worker
+    # The model's own method does the scoring, on n_jobs threads resolved where
+    # it runs (-1: the cores of the worker that scores the block).
+    scorer = _with_n_jobs(model, n_jobs)
+    score = getattr(scorer, method)
     if not is_dask_collection(X):
-        return getattr(model, method)(X, resolve_n_threads(n_jobs))
-    # One key in the graph, computed once and fetched by each worker that needs it.
-    model_ref = dask.delayed(model, pure=True)
-    args = (model_ref, method, dtype, width, n_jobs)
+        return score(X)
     if isinstance(X, dd.DataFrame):
         _check_n_features(model, len(X.columns))
-        meta = np.empty((0,) if width is None else (0, width), dtype)
-        return X.map_partitions(_score_block, *args, meta=meta)
-    if not isinstance(X, da.Array):
+        row = pd.DataFrame(np.zeros((1, len(X.columns))), columns=X.columns)
+    elif isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(
+                f"X must be 2-D with one sample per row, got a dask array of shape "
+                f"{X.shape}."
+            )
+        _check_n_features(model, X.shape[1])
+        # Whole rows in every block, so that a block is a set of samples.
+        X = X.rechunk({1: -1})
+        row = np.zeros((1, X.shape[1]), X.dtype)
+    else:
         raise TypeError(
             f"X must be a dask array or dask DataFrame, got {type(X).__name__}."
         )
-    if X.ndim != 2:
-        raise ValueError(
-            f"X must be 2-D with one sample per row, got a dask array of shape "
-            f"{X.shape}."
-        )
-    _check_n_features(model, X.shape[1])
-    # Whole rows in every block, so that a block is a set of samples.
-    X = X.rechunk({1: -1})
-    if width is None:
-        return X.map_blocks(
-            _score_block, *args, dtype=dtype, drop_axis=1, meta=np.empty(0, dtype)
-        )
+    # One row scored here tells the shape and dtype of each row's output, for
+    # any model and method, before any block is computed.
+    scored_row = score(row)
+    empty = np.empty((0, *scored_row.shape[1:]), scored_row.dtype)
+    # One key in the graph, computed once and fetched by each worker that needs it.
+    args = (dask.delayed(scorer, pure=True), method, empty)
+    if isinstance(X, dd.DataFrame):
+        return X.map_partitions(_score_block, *args, meta=empty)
+    output_axes = {"drop_axis": 1} if empty.ndim == 1 else {}
     return X.map_blocks(
         _score_block,
         *args,
-        dtype=dtype,
-        chunks=(X.chunks[0], (width,)),
-        meta=np.empty((0, width), dtype),
+        dtype=empty.dtype,
+        chunks=(X.chunks[0], *((n,) for n in empty.shape[1:])),
+        meta=empty,
+        **output_axes,
     )
+
+
+def _with_n_jobs(model, n_jobs):
+    """``model`` scoring on ``n_jobs`` threads: a shallow copy that shares the
+    fitted engine (``copy.copy`` would round-trip the engine through its bytes)."""
+    scorer = object.__new__(type(model))
+    scorer.__dict__.update(vars(model), n_jobs=n_jobs)
+    return scorer
 
 
 def _check_n_features(model, n_features):
@@ -224,11 +255,16 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
     The ``n_estimators`` trees are split among the workers in consecutive
     ranges, in proportion to their threads; each worker grows its range with
     ``n_jobs`` equal to its threads, and the driver merges the ranges in order.
+    A worker that dies while growing its range is replaced: the range is grown
+    again on another worker, on the same rows (dask recomputes the partitions
+    the dead worker held), so the forest is the one grown without the loss.
 
     Parameters
     ----------
-    model : morf_rs estimator
+    model : morf_rs forest
         Its parameters say what to grow; it is fitted in place, as by ``fit``.
+        Gradient-boosted models are refused with a ValueError: fit them on one
+        machine and score them on the cluster with :func:`predict`.
     X : array-like, dask array or dask DataFrame of shape (n_samples, n_features)
     y : array-like, dask array, dask Series or dask DataFrame
         Labels of shape (n_samples,), or a regressor's values of shape
@@ -249,7 +285,9 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
         weighs classes by their counts in the whole set, and the forest depends
         on which blocks each worker holds. Trees that see fewer rows are less
         accurate: on Fashion-MNIST, 2 to 8 partitions raise the test error by
-        0.01 to 0.03 (``benches/dask_partitions.py``).
+        0.01 to 0.03 (``benches/dask_partitions.py``). In-memory X cut into
+        partitions lives on one worker per block and cannot be recomputed: if
+        that worker dies the fit stops with a ValueError naming it and its rows.
 
     Returns
     -------
@@ -275,8 +313,10 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
     >>> forest._forest.to_bytes() == single._forest.to_bytes()
     True
     """
-    from distributed import default_client, wait
+    from distributed import KilledWorker, default_client
+    from distributed.client import FutureCancelledError
 
+    _check_forest(model)
     if training_data not in TRAINING_DATA:
         raise ValueError(
             f"training_data must be one of {', '.join(map(repr, TRAINING_DATA))}; "
@@ -294,61 +334,24 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
         )
     client = default_client() if client is None else client
     nthreads = client.nthreads()
-    workers = sorted(nthreads)
-    if not workers:
+    if not nthreads:
         raise ValueError("the dask cluster has no workers; start some, then fit.")
-    if is_dask_collection(X):
-        futures = client.compute(_row_parts(X, y, sample_weight))
-    elif training_data == "all":
-        futures = client.scatter([(X, y, sample_weight)], broadcast=True, hash=False)
-    else:
-        futures = [
-            client.scatter([part], workers=[worker], hash=False)[0]
-            for part, worker in zip(
-                _split_rows(X, y, sample_weight, len(workers)), workers
-            )
-        ]
-    wait(futures)
-    classifier = is_classifier(model)
-    described = client.gather(
-        client.map(_describe_part, futures, classifier=classifier, pure=False)
+    futures, rows_in_memory = _send_rows(
+        client, X, y, sample_weight, training_data, sorted(nthreads)
     )
-    futures = [f for f, (n_rows, _) in zip(futures, described) if n_rows > 0]
-    if not futures:
-        raise ValueError("X has no rows; give at least one sample.")
-    # Drawn once, as fit draws it, so that every share grows trees of one forest.
-    seed = model._draw_seed()
-    worker_model, fixed_targets = clone(model), {}
-    if classifier:
-        classes, counts = _class_counts([labels for _, labels in described])
-        fixed_targets["classes"] = classes
-        if training_data == "partitions" and _is_balanced(model.class_weight):
-            # Balanced over the whole set, as one machine would balance it.
-            balanced = counts.sum() / (len(classes) * counts)
-            worker_model.set_params(class_weight=dict(zip(classes, balanced)))
-
-    if training_data == "all":
-        shares = [(worker, futures) for worker in workers]
-    else:
-        shares = _parts_by_worker(client, futures)
-    ranges = _tree_ranges(model.n_estimators, [nthreads[w] for w, _ in shares])
-    grown = [
-        client.submit(
-            _grow_share,
-            worker_model,
-            parts,
-            seed,
-            trees,
-            nthreads[worker],
-            fixed_targets,
-            workers=[worker],
-            allow_other_workers=False,
-            pure=False,
-        )
-        for (worker, parts), trees in zip(shares, ranges)
-        if trees[0] < trees[1]
-    ]
-    fitted = client.gather(grown)
+    try:
+        fitted = _grow_shares(client, model, futures, training_data, nthreads)
+    except FutureCancelledError as error:
+        raise ValueError(_lost_rows_message(client, rows_in_memory)) from error
+    except KilledWorker as error:
+        raise ValueError(
+            f"morf_rs.dask.fit stopped: every worker that ran {error.task!r} died "
+            f"while running it ({error.allowed_failures + 1} times; the last was "
+            f"{error.last_worker.address}). A task that kills each worker it runs "
+            "on has usually run out of memory: give the workers more memory or "
+            "fewer threads, or fit with training_data='partitions' so that each "
+            "worker holds only its own rows."
+        ) from error
     forest = Forest.merge([part._forest for part in fitted])
     for name in [name for name in vars(model) if _is_fitted_attribute(name)]:
         delattr(model, name)
@@ -362,118 +365,118 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
     return model
 
 
+def _check_forest(model):
+    if isinstance(model, BaseGradientBoosting):
+        raise ValueError(
+            "morf_rs.dask.fit grows forests, not gradient-boosted models: each "
+            f"round of {type(model).__name__} needs the gradients of every "
+            "training row, which no worker's share of the trees can stand for. Fit "
+            "it on one machine (model.fit(X.compute(), y.compute()) for dask "
+            "input), then score on the cluster with morf_rs.dask.predict; or grow "
+            "a forest (RandomForestClassifier, ManifoldObliqueForestClassifier, "
+            "...) with morf_rs.dask.fit."
+        )
+    if not isinstance(model, BaseObliqueForest):
+        raise TypeError(
+            "morf_rs.dask.fit grows the forests of morf_rs; got "
+            f"{type(model).__module__}.{type(model).__qualname__}."
+        )
+
+
+def _send_rows(client, X, y, sample_weight, training_data, workers):
+    """Futures of the training rows' parts on the workers, and for rows given in
+    memory, which rows each worker holds (dask cannot recompute those if the
+    worker dies)."""
+    if is_dask_collection(X):
+        return client.compute(row_parts(X, y, sample_weight)), {}
+    if training_data == "all":
+        futures = client.scatter([(X, y, sample_weight)], broadcast=True, hash=False)
+        return futures, {worker: (0, len(X)) for worker in workers}
+    futures, rows_held = [], {}
+    for worker, (rows, part) in zip(
+        workers, split_rows(X, y, sample_weight, len(workers))
+    ):
+        futures += client.scatter([part], workers=[worker], hash=False)
+        rows_held[worker] = rows
+    return futures, rows_held
+
+
+def _grow_shares(client, model, futures, training_data, nthreads):
+    """Grow the trees of ``model`` on the workers: one model per share of the
+    trees, in the order of the trees."""
+    classifier = is_classifier(model)
+    described = client.gather(
+        client.map(describe_part, futures, classifier=classifier, pure=False)
+    )
+    futures = [f for f, (n_rows, _) in zip(futures, described) if n_rows > 0]
+    if not futures:
+        raise ValueError("X has no rows; give at least one sample.")
+    # Drawn once, as fit draws it, so that every share grows trees of one forest.
+    seed = model._draw_seed()
+    worker_model, fixed_targets = clone(model), {}
+    if classifier:
+        classes, counts = class_counts([labels for _, labels in described])
+        fixed_targets["classes"] = classes
+        if training_data == "partitions" and _is_balanced(model.class_weight):
+            # Balanced over the whole set, as one machine would balance it.
+            balanced = counts.sum() / (len(classes) * counts)
+            worker_model.set_params(class_weight=dict(zip(classes, balanced)))
+
+    if training_data == "all":
+        shares = [(worker, futures) for worker in sorted(nthreads)]
+    else:
+        shares = _parts_by_worker(client, futures)
+    ranges = _tree_ranges(model.n_estimators, [nthreads[w] for w, _ in shares])
+    grown = [
+        # Each share runs on its worker; should that worker die, on another, where
+        # dask recomputes the lost parts: tree i depends only on (seed, i) and
+        # the share's rows, so the regrown range is the one that was lost.
+        client.submit(
+            _grow_share,
+            worker_model,
+            parts,
+            seed,
+            trees,
+            nthreads[worker],
+            fixed_targets,
+            workers=[worker],
+            allow_other_workers=True,
+            pure=False,
+        )
+        for (worker, parts), trees in zip(shares, ranges)
+        if trees[0] < trees[1]
+    ]
+    return client.gather(grown)
+
+
+def _lost_rows_message(client, rows_in_memory):
+    present = client.nthreads()
+    held = "; ".join(
+        f"{worker} left the cluster holding rows {start} to {stop}"
+        for worker, (start, stop) in rows_in_memory.items()
+        if worker not in present
+    )
+    return (
+        "morf_rs.dask.fit lost training rows given in memory, which only the "
+        f"workers holding them had and dask cannot recompute ({held or 'cancelled'}"
+        "). Fit again; or pass X and y as dask arrays or dataframes "
+        "(dask.array.from_array(X, chunks=...)): dask recomputes the partitions "
+        "of a lost worker on the others."
+    )
+
+
 def _is_fitted_attribute(name):
     return name == "_forest" or (name.endswith("_") and not name.startswith("__"))
 
 
 def _grow_share(model, parts, seed, trees, n_threads, fixed_targets):
     """On a worker: grow trees ``trees`` on the rows of ``parts``, in order."""
-    X = _concat([part[0] for part in parts])
-    y = _concat([part[1] for part in parts])
+    X = concat([part[0] for part in parts])
+    y = concat([part[1] for part in parts])
     weights = [part[2] for part in parts]
-    sample_weight = None if weights[0] is None else _concat(weights)
+    sample_weight = None if weights[0] is None else concat(weights)
     model.set_params(n_jobs=n_threads, verbose=0)
     return model._fit(X, y, sample_weight, seed=seed, trees=trees, **fixed_targets)
-
-
-def _describe_part(part, classifier):
-    """The rows of a part and, for a classifier, its labels and their counts."""
-    y = np.asarray(part[1])
-    return len(y), np.unique(y, return_counts=True) if classifier else None
-
-
-def _split_rows(X, y, sample_weight, n_parts):
-    """In-memory (X, y, sample_weight) cut into ``n_parts`` blocks of rows."""
-    bounds = np.linspace(0, len(X), n_parts + 1).astype(int)
-    return [
-        tuple(_rows(values, start, stop) for values in (X, y, sample_weight))
-        for start, stop in zip(bounds[:-1], bounds[1:])
-    ]
-
-
-def _rows(values, start, stop):
-    if values is None:
-        return None
-    return values.iloc[start:stop] if hasattr(values, "iloc") else values[start:stop]
-
-
-def _row_parts(X, y, sample_weight):
-    """(X, y, sample_weight) blocks of the same rows: delayed for dask input,
-    one in-memory part otherwise."""
-    if not is_dask_collection(X):
-        return [(X, y, sample_weight)]
-    if isinstance(X, da.Array):
-        if X.ndim != 2:
-            raise ValueError(
-                f"X must be 2-D with one sample per row, got shape {X.shape}."
-            )
-        X = X.rechunk({1: -1})
-        rows = X.chunks[0]
-        X_blocks = list(X.to_delayed().ravel())
-        y_blocks = _aligned_blocks(y, rows, "y")
-        w_blocks = _aligned_blocks(sample_weight, rows, "sample_weight")
-    elif isinstance(X, dd.DataFrame):
-        X_blocks = list(X.to_delayed())
-        y_blocks = _partition_blocks(y, X, "y")
-        w_blocks = _partition_blocks(sample_weight, X, "sample_weight")
-    else:
-        raise TypeError(
-            f"X must be an array, a DataFrame, a dask array or a dask DataFrame, got "
-            f"{type(X).__name__}."
-        )
-    return [
-        dask.delayed(tuple)([x, t, w]) for x, t, w in zip(X_blocks, y_blocks, w_blocks)
-    ]
-
-
-def _aligned_blocks(values, rows, name):
-    """Blocks of ``values`` with the row counts ``rows`` of X's blocks."""
-    if values is None:
-        return [None] * len(rows)
-    values = da.asarray(values)
-    if values.shape[0] != sum(rows):
-        raise ValueError(
-            f"{name} has {values.shape[0]} rows but X has {sum(rows)}; pass one per "
-            "row of X."
-        )
-    # Whole rows in each block (a regressor's y may have several columns).
-    whole_rows = {0: rows, **({1: -1} if values.ndim == 2 else {})}
-    return list(values.rechunk(whole_rows).to_delayed().ravel())
-
-
-def _partition_blocks(values, X, name):
-    """The partitions of ``values``, which must match those of the DataFrame X."""
-    if values is None:
-        return [None] * X.npartitions
-    if not isinstance(values, (dd.Series, dd.DataFrame)):
-        raise TypeError(
-            f"with a dask DataFrame X, {name} must be a dask Series partitioned as X "
-            f"is, got {type(values).__name__}."
-        )
-    if values.npartitions != X.npartitions:
-        raise ValueError(
-            f"{name} has {values.npartitions} partitions but X has {X.npartitions}; "
-            "partition both the same way."
-        )
-    return list(values.to_delayed())
-
-
-def _concat(blocks):
-    if hasattr(blocks[0], "iloc"):
-        import pandas as pd
-
-        return pd.concat(blocks) if len(blocks) > 1 else blocks[0]
-    return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-
-
-def _class_counts(label_counts):
-    """The sorted classes of the whole training set and the rows of each, from
-    each part's labels and counts."""
-    classes = np.unique(np.concatenate([labels for labels, _ in label_counts]))
-    counts = np.zeros(len(classes), dtype=np.int64)
-    for labels, n in label_counts:
-        counts[np.searchsorted(classes, labels)] += n
-    return classes, counts
 
 
 def _is_balanced(class_weight):
