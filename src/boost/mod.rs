@@ -40,4 +40,4 @@ mod split;
 pub use format::BOOSTER_FORMAT_VERSION;
 pub use loss::{BoostTargets, Loss};
 pub use model::Booster;
-pub use params::{BoostParams, EarlyStopping, ValidationSize};
+pub use params::{BoostParams, EarlyStopping, ValidationSize, MAX_BOOSTED_TREES};
