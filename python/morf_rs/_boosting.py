@@ -29,6 +29,7 @@ from morf_rs._params import (
 )
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
+from morf_rs._swap import fit_and_swap
 from morf_rs._validation import (
     check_bool,
     check_choice,
@@ -152,14 +153,10 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         -----
         Ctrl-C (KeyboardInterrupt) stops the fit within a fraction of a second.
         A fit that raises, interrupted or not, leaves the model as it was before.
+        Two threads fitting the same model at once leave it with the complete
+        result of one of the fits.
         """
-        previous = dict(self.__dict__)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(previous)
-            raise
+        return fit_and_swap(self, type(self)._fit, X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
         previous = None
@@ -375,10 +372,6 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
     def _engine_shape(booster):
         return {"n_classes": booster.n_classes}
 
-    @staticmethod
-    def _state_shape(state):
-        return {"n_classes": len(state["classes_"]) if "classes_" in state else 0}
-
 
 class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
     """Log loss: binary, or softmax with one tree per class and round."""
@@ -394,6 +387,11 @@ class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         X, y = validate_X_y(self, X, y)
         check_classification_targets(y)
         return X, y
+
+    @staticmethod
+    def _state_shape(state):
+        # None, which no model has, when a regressor's state is loaded here.
+        return {"n_classes": len(state["classes_"]) if "classes_" in state else None}
 
     def _prepare_targets(self, y):
         classes, y_index = np.unique(y, return_inverse=True)
@@ -484,6 +482,11 @@ class BoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     def _prepare_targets(self, y):
         return y, 0, {}
+
+    @staticmethod
+    def _state_shape(state):
+        # A regressor's model has no classes, whatever a crafted state says.
+        return {"n_classes": 0}
 
     def predict(self, X):
         """Predicted values, shape (n_samples,)."""
