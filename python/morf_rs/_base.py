@@ -183,7 +183,9 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
             sample_weight = sample_weight[rows]
         if grow is None or grow[0] < grow[1]:
             verbose = check_verbose(self.verbose)
-            with fit_progress(verbose, type(self).__name__) as progress:
+            n_trees = params["n_estimators"] if grow is None else grow[1] - grow[0]
+            label = type(self).__name__
+            with fit_progress(verbose, label, n_trees, n_threads) as progress:
                 forest = self._fit_engine(
                     X_fit,
                     targets_fit,

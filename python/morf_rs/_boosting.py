@@ -175,7 +175,12 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         if sample_weight is not None and not np.all(sample_weight > 0):
             keep = sample_weight > 0
             X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
-        with fit_progress(check_verbose(self.verbose), type(self).__name__) as progress:
+        verbose = check_verbose(self.verbose)
+        # One tree per class and round for three classes or more, else one per round.
+        per_round = n_classes if n_classes >= 3 else 1
+        n_trees = params["n_estimators"] * per_round
+        label = type(self).__name__
+        with fit_progress(verbose, label, n_trees, n_threads, per_round) as progress:
             self._booster = Booster.fit(
                 X,
                 targets,
