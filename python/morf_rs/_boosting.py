@@ -178,7 +178,10 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         verbose = check_verbose(self.verbose)
         # One tree per class and round for three classes or more, else one per round.
         per_round = n_classes if n_classes >= 3 else 1
-        n_trees = params["n_estimators"] * per_round
+        n_rounds = params["n_estimators"] - (
+            0 if previous is None else previous.n_rounds
+        )
+        n_trees = max(n_rounds, 0) * per_round
         label = type(self).__name__
         with fit_progress(verbose, label, n_trees, n_threads, per_round) as progress:
             self._booster = Booster.fit(

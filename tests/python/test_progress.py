@@ -352,3 +352,17 @@ def test_an_interrupted_fit_says_so_in_a_last_line(capsys):
         r"\d+\.\d s",
         lines[-1],
     ), lines
+
+
+def test_warm_start_counts_the_rounds_it_adds(capsys):
+    from morf_rs import GradientBoostingRegressor
+
+    X, y = make_circle(200, random_state=0)
+    booster = GradientBoostingRegressor(
+        n_estimators=5, warm_start=True, early_stopping=False
+    )
+    booster.fit(X, y)
+    capsys.readouterr()
+    lines = boosting_lines(booster.set_params(n_estimators=8), X, y, capsys)
+    assert lines[0] == "GradientBoostingRegressor: fitting 3 rounds on 1 thread"
+    assert lines[-1].startswith("GradientBoostingRegressor: 3/3 rounds in ")
