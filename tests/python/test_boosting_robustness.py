@@ -16,6 +16,7 @@ from morf_rs import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     ManifoldObliqueForestClassifier,
+    ManifoldObliqueGradientBoostingClassifier,
     RandomForestClassifier,
     RandomForestRegressor,
     SparseObliqueForestClassifier,
@@ -187,13 +188,17 @@ def test_projections_that_overflow_never_give_a_threshold_that_cannot_load():
     y = np.arange(200) % 2
     X[y == 0, :8] = -3e38  # finite, but patches of them sum to -inf
     for seed in range(3):
-        forest = ManifoldObliqueForestClassifier(
-            n_estimators=5, patch_min=2, patch_max=4, random_state=seed
-        ).fit(X, y)
-        restored = pickle.loads(pickle.dumps(forest))
-        np.testing.assert_array_equal(
-            restored.predict_proba(X), forest.predict_proba(X)
-        )
+        for model_class in [
+            ManifoldObliqueForestClassifier,
+            ManifoldObliqueGradientBoostingClassifier,
+        ]:
+            model = model_class(
+                n_estimators=5, patch_min=2, patch_max=4, random_state=seed
+            ).fit(X, y)
+            restored = pickle.loads(pickle.dumps(model))
+            np.testing.assert_array_equal(
+                restored.predict_proba(X), model.predict_proba(X)
+            )
 
 
 def test_pickles_keep_no_row_indices_when_no_row_was_dropped():
