@@ -772,7 +772,14 @@ fn parameters_and_targets_that_would_give_non_finite_models_are_refused() {
         }
         other => panic!("{other:?}"),
     }
-    // Large but fine: the same model as on the values scaled back, scaled.
+    // Each the same, but their mean rounds to a residual beyond float32.
+    let offset: Vec<f64> = values.iter().map(|v| v + 1e300).collect();
+    let error = Booster::fit(&params, xr.view(), BoostTargets::Values(&offset), None);
+    assert!(
+        matches!(error, Err(MorfError::InvalidParameter { name: "y", .. })),
+        "{error:?}"
+    );
+    // Large but fine.
     let large: Vec<f64> = values.iter().map(|v| v * 1e20).collect();
     let model = Booster::fit(&params, xr.view(), BoostTargets::Values(&large), None).unwrap();
     assert!(model

@@ -215,19 +215,21 @@ fn check_targets(targets: BoostTargets<'_>, n_samples: usize) -> Result<()> {
                 ));
             }
             // Gradients are float32 and summed over up to every sample: residuals from
-            // the mean must keep those sums finite. (Both ends are finite here, so the
-            // span is a number, +inf at worst.)
+            // the mean must keep those sums finite. A residual is at most the span of y
+            // plus the rounding of the mean (n ulps of the largest |y|). Both ends are
+            // finite here, so the bound is a number, +inf at worst.
             let low = values.iter().copied().fold(f64::INFINITY, f64::min);
             let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let largest_span = f32::MAX as f64 / n_samples as f64;
-            if high - low > largest_span {
+            let rounding = n_samples as f64 * f64::EPSILON * low.abs().max(high.abs());
+            let largest_residual = f32::MAX as f64 / n_samples as f64;
+            if (high - low) + rounding > largest_residual {
                 return Err(invalid(
                     "y",
                     format!(
-                        "targets span [{low:e}, {high:e}], too wide for the float32 \
-                         gradients of {n_samples} samples (at most {largest_span:.1e}); \
-                         divide y by a constant such as its standard deviation and \
-                         multiply the predictions back"
+                        "targets in [{low:e}, {high:e}] are too large for the float32 \
+                         gradients of {n_samples} samples (residuals from their mean must \
+                         stay below {largest_residual:.1e}); divide y by a constant such \
+                         as its largest absolute value and multiply the predictions back"
                     ),
                 ));
             }
