@@ -21,11 +21,12 @@
 //! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
 //! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
 //! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),
-//! [`fit`] (the rounds), [`model`] (predicting with the trees), [`score`] (how blocks
+//! [`checks`] (what targets and sizes a fit takes), [`fit`] (the rounds), [`model`] (predicting with the trees), [`score`] (how blocks
 //! of rows go down the trees), [`lanes`] (which rows of a block go left at a split),
 //! [`format`] (saving).
 
 mod binning;
+mod checks;
 mod fit;
 mod format;
 mod grow;
