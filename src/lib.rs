@@ -40,7 +40,8 @@ struct ReadmeDoctests;
 pub use atoms::{AtomKind, Patches};
 pub use atoms::{MaxFeatures, MAX_NODE_PROJECTIONS};
 pub use boost::{
-    BoostParams, BoostTargets, Booster, EarlyStopping, Loss, ValidationSize, BOOSTER_FORMAT_VERSION,
+    BoostParams, BoostTargets, Booster, EarlyStopping, Loss, ValidationSize,
+    BOOSTER_FORMAT_VERSION, MAX_BOOSTED_TREES,
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};

@@ -7,7 +7,7 @@ use morf_rs::atoms::SignedPatches;
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures,
-    MorfError, Node, Patches, Progress, ValidationSize,
+    MorfError, Node, Patches, Progress, ValidationSize, MAX_BOOSTED_TREES,
 };
 use ndarray::Array2;
 
@@ -735,4 +735,80 @@ fn with_missing_values_training_and_scoring_agree_and_threads_do_not_matter() {
     };
     let one = with_threads(1);
     assert!(one == with_threads(2) && one == with_threads(3));
+}
+
+#[test]
+fn parameters_and_targets_that_would_give_non_finite_models_are_refused() {
+    let (x, y) = three_classes(200, 23);
+    let (xr, values) = regression(200, 23);
+    let binary: Vec<u32> = y.iter().map(|&l| l.min(1)).collect();
+    let runaway = BoostParams {
+        n_estimators: 5,
+        learning_rate: 1e308,
+        ..BoostParams::default()
+    };
+    for (x, targets) in [
+        (&xr, BoostTargets::Values(&values)),
+        (&x, classes(&binary, 2)),
+        (&x, classes(&y, 3)),
+    ] {
+        match Booster::fit(&runaway, x.view(), targets, None) {
+            Err(MorfError::InvalidParameter { name, reason }) => {
+                assert_eq!(name, "learning_rate");
+                assert!(reason.contains("smaller learning_rate"), "{reason}");
+            }
+            other => panic!("{:?}: {other:?}", targets.loss()),
+        }
+    }
+    // Finite in float64, infinite in float32: the gradients would overflow.
+    let params = BoostParams {
+        n_estimators: 3,
+        ..BoostParams::default()
+    };
+    let huge: Vec<f64> = values.iter().map(|v| v * 1e39).collect();
+    match Booster::fit(&params, xr.view(), BoostTargets::Values(&huge), None) {
+        Err(MorfError::InvalidParameter { name: "y", reason }) => {
+            assert!(reason.contains("divide y"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Each the same, but their mean rounds to a residual beyond float32.
+    let offset: Vec<f64> = values.iter().map(|v| v + 1e300).collect();
+    let error = Booster::fit(&params, xr.view(), BoostTargets::Values(&offset), None);
+    assert!(
+        matches!(error, Err(MorfError::InvalidParameter { name: "y", .. })),
+        "{error:?}"
+    );
+    // Large but fine.
+    let large: Vec<f64> = values.iter().map(|v| v * 1e20).collect();
+    let model = Booster::fit(&params, xr.view(), BoostTargets::Values(&large), None).unwrap();
+    assert!(model
+        .predict(xr.view(), 1)
+        .unwrap()
+        .iter()
+        .all(|p| p.is_finite()));
+}
+
+#[test]
+fn too_many_classes_or_trees_fail_cleanly_before_allocating() {
+    let n = 100_000;
+    let x = Array2::<f32>::zeros((n, 2));
+    let labels: Vec<u32> = (0..n as u32).map(|i| i % 3).collect();
+    let params = BoostParams {
+        n_estimators: 1,
+        ..BoostParams::default()
+    };
+    // One raw score per sample and class: 13 TB.
+    let many = classes(&labels, MAX_BOOSTED_TREES);
+    let error = Booster::fit(&params, x.view(), many, None).unwrap_err();
+    assert!(matches!(error, MorfError::OutOfMemory { .. }), "{error}");
+    let too_many = classes(&labels, MAX_BOOSTED_TREES + 1);
+    let error = Booster::fit(&params, x.view(), too_many, None).unwrap_err();
+    assert!(error.to_string().contains("fewer classes"), "{error}");
+    let rounds = BoostParams {
+        n_estimators: MAX_BOOSTED_TREES,
+        ..BoostParams::default()
+    };
+    let error = Booster::fit(&rounds, x.view(), classes(&labels, 3), None).unwrap_err();
+    assert!(error.to_string().contains("use fewer rounds"), "{error}");
 }

@@ -50,14 +50,14 @@ class ObliqueAtoms(AxisAtoms):
             "feature_combinations",
             1.5,
             "float",
-            "Mean number of features in an atom (at least 1).",
+            "Mean number of features in an atom, in [1, 700].",
         ),
     )
 
     def _atom_params(self, n_features):
         return {
             "feature_combinations": check_real(
-                "feature_combinations", self.feature_combinations, 1.0
+                "feature_combinations", self.feature_combinations, 1.0, 700.0
             )
         }
 

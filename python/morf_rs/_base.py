@@ -32,6 +32,7 @@ from morf_rs._params import (
 )
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
+from morf_rs._swap import fit_and_swap
 from morf_rs._validation import (
     check_bool,
     check_int,
@@ -143,15 +144,11 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
         -----
         Ctrl-C (KeyboardInterrupt) stops the fit within a fraction of a second.
         A fit that raises, interrupted or not, leaves the forest as it was
-        before: a fitted forest keeps its previous model.
+        before: a fitted forest keeps its previous model. Two threads fitting
+        the same forest at once leave it with the complete result of one of the
+        fits.
         """
-        previous = dict(self.__dict__)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(previous)
-            raise
+        return fit_and_swap(self, type(self)._fit, X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight, *, seed=None, trees=None, **fixed_targets):
         """Fit as :meth:`fit` does. Distributed fits (:mod:`morf_rs.dask`) grow one
@@ -186,7 +183,9 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
             sample_weight = sample_weight[rows]
         if grow is None or grow[0] < grow[1]:
             verbose = check_verbose(self.verbose)
-            with fit_progress(verbose, type(self).__name__) as progress:
+            n_trees = params["n_estimators"] if grow is None else grow[1] - grow[0]
+            label = type(self).__name__
+            with fit_progress(verbose, label, n_trees, n_threads) as progress:
                 forest = self._fit_engine(
                     X_fit,
                     targets_fit,
@@ -204,7 +203,8 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
             setattr(self, name, value)
         # What grew the trees, for the samples each tree saw (estimators_samples_).
         self._engine_params_ = params
-        self._fit_rows_ = np.arange(len(X)) if rows is None else rows
+        # Their indices only when some were dropped: the count says "all of them".
+        self._fit_rows_ = len(X) if rows is None else rows
         for name in self._oob_attributes:
             self.__dict__.pop(name, None)
         if oob_score and trees is None:
@@ -377,6 +377,8 @@ class BaseObliqueForest(InspectTrees, PersistThroughBytes, BaseEstimator):
                 "(morf_rs.dask.fit, training_data='partitions'): each tree drew its "
                 "sample from the rows its worker held."
             )
+        if is_int(rows):
+            rows = np.arange(rows)
         return [
             rows.repeat(Forest.tree_sample_counts(self._engine_params_, len(rows), t))
             for t in range(self._forest.n_estimators)

@@ -29,6 +29,7 @@ from morf_rs._params import (
 )
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
+from morf_rs._swap import fit_and_swap
 from morf_rs._validation import (
     check_bool,
     check_choice,
@@ -152,14 +153,10 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         -----
         Ctrl-C (KeyboardInterrupt) stops the fit within a fraction of a second.
         A fit that raises, interrupted or not, leaves the model as it was before.
+        Two threads fitting the same model at once leave it with the complete
+        result of one of the fits.
         """
-        previous = dict(self.__dict__)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(previous)
-            raise
+        return fit_and_swap(self, type(self)._fit, X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
         previous = None
@@ -178,7 +175,15 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
         if sample_weight is not None and not np.all(sample_weight > 0):
             keep = sample_weight > 0
             X, targets, sample_weight = X[keep], targets[keep], sample_weight[keep]
-        with fit_progress(check_verbose(self.verbose), type(self).__name__) as progress:
+        verbose = check_verbose(self.verbose)
+        # One tree per class and round for three classes or more, else one per round.
+        per_round = n_classes if n_classes >= 3 else 1
+        n_rounds = params["n_estimators"] - (
+            0 if previous is None else previous.n_rounds
+        )
+        n_trees = max(n_rounds, 0) * per_round
+        label = type(self).__name__
+        with fit_progress(verbose, label, n_trees, n_threads, per_round) as progress:
             self._booster = Booster.fit(
                 X,
                 targets,
@@ -375,10 +380,6 @@ class BaseGradientBoosting(PersistThroughBytes, BaseEstimator):
     def _engine_shape(booster):
         return {"n_classes": booster.n_classes}
 
-    @staticmethod
-    def _state_shape(state):
-        return {"n_classes": len(state["classes_"]) if "classes_" in state else 0}
-
 
 class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
     """Log loss: binary, or softmax with one tree per class and round."""
@@ -394,6 +395,11 @@ class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         X, y = validate_X_y(self, X, y)
         check_classification_targets(y)
         return X, y
+
+    @staticmethod
+    def _state_shape(state):
+        # None, which no model has, when a regressor's state is loaded here.
+        return {"n_classes": len(state["classes_"]) if "classes_" in state else None}
 
     def _prepare_targets(self, y):
         classes, y_index = np.unique(y, return_inverse=True)
@@ -484,6 +490,11 @@ class BoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     def _prepare_targets(self, y):
         return y, 0, {}
+
+    @staticmethod
+    def _state_shape(state):
+        # A regressor's model has no classes, whatever a crafted state says.
+        return {"n_classes": 0}
 
     def predict(self, X):
         """Predicted values, shape (n_samples,)."""

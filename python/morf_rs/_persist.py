@@ -36,8 +36,18 @@ class PersistThroughBytes:
             if found != expected:
                 noun = self._model_noun
                 raise ValueError(
-                    f"cannot load {noun}: the pickle describes {found} but its {noun} "
-                    f"has {expected}; the pickle was altered or damaged."
+                    f"cannot load {noun} into a {type(self).__name__}: the pickle "
+                    f"describes {found} but its {noun} has {expected}; the pickle was "
+                    "saved from another kind of estimator (a classifier's state loaded "
+                    "into a regressor, or the reverse), or altered or damaged."
                 )
             state[self._model_attribute] = model
+        elif any(name.endswith("_") and not name.startswith("__") for name in state):
+            noun = self._model_noun
+            raise ValueError(
+                f"cannot load a {type(self).__name__}: the pickle holds fitted "
+                f"attributes but no {noun}; it was saved from another kind of "
+                "estimator (a forest's state loaded into a booster, or the reverse), "
+                "or altered."
+            )
         super().__setstate__(state)

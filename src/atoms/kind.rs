@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use super::graph::{GraphAtoms, GraphSampler};
 use super::mixture::MixtureSampler;
+use super::oblique::MAX_FEATURE_COMBINATIONS;
 use super::patch::{PatchSampler, Patches};
 use super::signed::{SignedPatchSampler, SignedPatches};
 use super::weighted::{Profile, WeightedPatchSampler};
@@ -68,10 +69,13 @@ impl AtomKind {
             AtomKind::SparseOblique {
                 feature_combinations,
             } => {
-                if !(feature_combinations.is_finite() && *feature_combinations >= 1.0) {
+                if !(1.0..=MAX_FEATURE_COMBINATIONS).contains(feature_combinations) {
                     return Err(invalid(
                         "feature_combinations",
-                        format!("must be a finite number >= 1, got {feature_combinations}"),
+                        format!(
+                            "must be a number in [1, {MAX_FEATURE_COMBINATIONS}] (the mean \
+                             number of features per atom), got {feature_combinations}"
+                        ),
                     ));
                 }
                 Ok(())

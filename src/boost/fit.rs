@@ -9,15 +9,16 @@ use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 use super::binning::BinnedAtoms;
+use super::checks::{check_model_size, check_targets};
 use super::grow::{grow_tree, GrowLimits, GrowScratch};
 use super::loss::{BoostTargets, Loss, Sampled};
-use super::model::{tree_value, Booster};
+use super::model::{add_largest_leaf_values, tree_value, Booster};
 use super::params::BoostParams;
 use super::split::SplitLimits;
 use crate::atoms::{AtomKind, AtomSet};
 use crate::data::check_sample_weight;
 use crate::data::{Feature, Rows};
-use crate::error::{invalid, MorfError, Result};
+use crate::error::{invalid, try_filled, MorfError, Result};
 use crate::rng::Rng;
 use crate::runtime::control::{check_cancel, TreeCounter};
 use crate::runtime::workers::with_threads;
@@ -124,6 +125,7 @@ impl Booster {
             ));
         }
         check_targets(targets, n_samples)?;
+        check_model_size(params, targets.loss())?;
         let weights = check_sample_weight(sample_weight, n_samples)?;
         let missing = rows.check_values()?;
         params.atoms.validate(n_features)?;
@@ -177,45 +179,26 @@ impl Booster {
     }
 }
 
-/// Labels within their classes (at least two), or finite values, one per sample.
-fn check_targets(targets: BoostTargets<'_>, n_samples: usize) -> Result<()> {
-    if targets.len() != n_samples {
-        return Err(MorfError::ShapeMismatch {
-            what: "number of targets in y (one per row of X)",
-            expected: n_samples,
-            got: targets.len(),
-        });
+/// The baseline's scores for each of `n_samples` rows, row after row; sized by
+/// samples times outputs (classes), so OutOfMemory when too many.
+fn baseline_scores(baseline: &[f64], n_samples: usize) -> Result<Vec<f64>> {
+    let mut raw = try_filled(n_samples, baseline.len(), 0.0, "the raw scores")?;
+    for (r, b) in raw.iter_mut().zip(baseline.iter().cycle()) {
+        *r = *b;
     }
-    match targets {
-        BoostTargets::Classes { labels, n_classes } => {
-            if n_classes < 2 {
-                return Err(invalid(
-                    "n_classes",
-                    format!("classification needs at least 2 classes, got {n_classes}"),
-                ));
-            }
-            if let Some((index, &label)) = labels
-                .iter()
-                .enumerate()
-                .find(|(_, &l)| l as usize >= n_classes)
-            {
-                return Err(MorfError::LabelOutOfRange {
-                    label,
-                    index,
-                    n_classes,
-                });
-            }
-        }
-        BoostTargets::Values(values) => {
-            if let Some(index) = values.iter().position(|v| !v.is_finite()) {
-                return Err(invalid(
-                    "y",
-                    format!("targets must be finite, y[{index}] = {}", values[index]),
-                ));
-            }
-        }
-    }
-    Ok(())
+    Ok(raw)
+}
+
+/// An empty vector with room for `len` values, or OutOfMemory.
+fn reserved<T>(len: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(len)
+        .map_err(|_| MorfError::OutOfMemory {
+            what,
+            bytes: len as u128 * std::mem::size_of::<T>() as u128,
+        })?;
+    Ok(values)
 }
 
 /// Splits `rows` into training and `n_validation` held-out rows, both ascending;
@@ -286,13 +269,30 @@ impl Training<'_> {
         let k_out = self.loss.n_outputs();
         let (train, validation) = (self.sampled(train_rows), self.sampled(validation_rows));
         let (mut model, mut raw) = match previous {
-            None => self.first_model(rows, &train, &validation),
+            None => self.first_model(rows, &train, &validation)?,
             Some(previous) => self.continued_model(previous, rows, !validation_rows.is_empty())?,
         };
         let first_round = model.n_rounds();
         if self.should_stop(&model.validation_loss) {
             return Ok(model);
         }
+        // Sized by samples times outputs (classes): reserved up front so that too many
+        // fails cleanly with OutOfMemory rather than aborting mid-fit.
+        let per_output = |what| -> Result<Vec<Vec<f32>>> {
+            (0..k_out)
+                .map(|_| reserved(train_rows.len(), what))
+                .collect()
+        };
+        let (mut gradients, mut hessians) = (per_output("gradients")?, per_output("hessians")?);
+        let mut values = (0..k_out)
+            .map(|_| reserved(train_rows.len(), "leaf values per sample"))
+            .collect::<Result<Vec<Vec<f64>>>>()?;
+        let n_left_out = train_rows.len() - self.round_size(train_rows.len());
+        let mut added = reserved(
+            n_left_out.max(validation_rows.len()).saturating_mul(k_out),
+            "raw scores added to rows outside a round",
+        )?;
+        let mut bounds = model.raw_score_bounds();
 
         let seed = self.params.random_state;
         let cancel = control.cancel_flag();
@@ -300,8 +300,6 @@ impl Training<'_> {
         let mut sampler = self.params.atoms.sampler(self.n_features);
         let mut binned = BinnedAtoms::default();
         let scratches = Mutex::new(Vec::<GrowScratch>::new());
-        let (mut gradients, mut hessians) = (vec![Vec::new(); k_out], vec![Vec::new(); k_out]);
-        let mut values = vec![Vec::new(); k_out];
         let (mut round_rows, mut left_out) = (Vec::new(), Vec::new());
         for round in first_round..self.params.n_estimators {
             let stream = |offset| Rng::new(seed, ROUND_STREAMS * round as u64 + offset);
@@ -345,13 +343,26 @@ impl Training<'_> {
                 })
                 .collect();
             check_cancel(cancel)?;
+            add_largest_leaf_values(&mut bounds, &trees);
+            if !bounds.iter().all(|b| b.is_finite()) {
+                return Err(invalid(
+                    "learning_rate",
+                    format!(
+                        "round {} gave leaf values whose sum overflows or is NaN: the raw \
+                         scores run away with learning_rate={}; use a smaller learning_rate \
+                         (typically 0.01 to 1)",
+                        round + 1,
+                        self.params.learning_rate
+                    ),
+                ));
+            }
             for (p, &row) in round_rows.iter().enumerate() {
                 for (k, values) in values.iter().enumerate() {
                     raw[row as usize * k_out + k] += values[p];
                 }
             }
-            self.add_trees(rows, &trees, &left_out, &mut raw);
-            self.add_trees(rows, &trees, validation_rows, &mut raw);
+            self.add_trees(rows, &trees, &left_out, &mut raw, &mut added);
+            self.add_trees(rows, &trees, validation_rows, &mut raw, &mut added);
             model.trees.extend(trees);
 
             model.train_loss.push(self.loss.mean_loss(&train, &raw));
@@ -372,14 +383,9 @@ impl Training<'_> {
         rows: &Rows<'_, S>,
         train: &Sampled<'_>,
         validation: &Sampled<'_>,
-    ) -> (Booster, Vec<f64>) {
+    ) -> Result<(Booster, Vec<f64>)> {
         let baseline = self.loss.baseline(train);
-        let raw: Vec<f64> = baseline
-            .iter()
-            .copied()
-            .cycle()
-            .take(rows.n_samples * self.loss.n_outputs())
-            .collect();
+        let raw = baseline_scores(&baseline, rows.n_samples)?;
         let mut model = Booster {
             n_features: self.n_features,
             loss: self.loss,
@@ -394,7 +400,7 @@ impl Training<'_> {
                 .validation_loss
                 .push(self.loss.mean_loss(validation, &raw));
         }
-        (model, raw)
+        Ok((model, raw))
     }
 
     /// `previous`, to be trained further, and every row's raw scores under it, summed
@@ -422,13 +428,7 @@ impl Training<'_> {
             ));
         }
         let k_out = self.loss.n_outputs();
-        let mut raw: Vec<f64> = previous
-            .baseline
-            .iter()
-            .copied()
-            .cycle()
-            .take(rows.n_samples * k_out)
-            .collect();
+        let mut raw = baseline_scores(&previous.baseline, rows.n_samples)?;
         let layout = previous.scoring_layout();
         let cancel = &crate::runtime::control::NEVER_CANCELLED;
         raw.par_chunks_mut(WALK_CHUNK * k_out)
@@ -468,7 +468,7 @@ impl Training<'_> {
         drawn.extend_from_slice(train_rows);
         left_out.clear();
         if self.params.subsample < 1.0 {
-            let size = ((self.params.subsample * train_rows.len() as f64).round() as usize).max(1);
+            let size = self.round_size(train_rows.len());
             rng.choose_into_prefix(drawn, size);
             left_out.extend_from_slice(&drawn[size..]);
             drawn.truncate(size);
@@ -477,16 +477,28 @@ impl Training<'_> {
         }
     }
 
-    /// Adds the leaf values of one round's trees to the raw scores of `rows`.
+    /// Rows in a round's sample out of `n_train` training rows.
+    fn round_size(&self, n_train: usize) -> usize {
+        if self.params.subsample < 1.0 {
+            ((self.params.subsample * n_train as f64).round() as usize).max(1)
+        } else {
+            n_train
+        }
+    }
+
+    /// Adds the leaf values of one round's trees to the raw scores of `rows`, through
+    /// `added`, a buffer reserved for the most rows outside a round.
     fn add_trees<S: Feature>(
         &self,
         x: &Rows<'_, S>,
         trees: &[Tree],
         rows: &[u32],
         raw: &mut [f64],
+        added: &mut Vec<f64>,
     ) {
         let k_out = trees.len();
-        let mut added = vec![0.0f64; rows.len() * k_out];
+        added.clear();
+        added.resize(rows.len() * k_out, 0.0);
         added
             .par_chunks_mut(WALK_CHUNK * k_out)
             .zip(rows.par_chunks(WALK_CHUNK))

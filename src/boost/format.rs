@@ -47,6 +47,78 @@ impl Booster {
             tree.validate(model.n_features, one_value)
                 .map_err(damaged)?;
         }
+        if !model.raw_score_bounds().iter().all(|b| b.is_finite()) {
+            return Err(damaged(
+                "leaf values and baseline whose sum overflows: the model cannot give \
+                 finite predictions",
+            ));
+        }
         Ok(model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+
+    use super::*;
+    use crate::boost::{BoostParams, BoostTargets};
+    use crate::tree::Leaves;
+
+    fn small_booster(targets: BoostTargets<'_>) -> Booster {
+        let x = Array2::from_shape_fn((30, 3), |(i, j)| ((i * 7 + j * 3) % 11) as f32);
+        let params = BoostParams {
+            n_estimators: 3,
+            min_samples_leaf: 2,
+            ..BoostParams::default()
+        };
+        Booster::fit(&params, x.view(), targets, None).unwrap()
+    }
+
+    /// Sets every leaf value of every tree to `value`.
+    fn with_leaf_values(mut model: Booster, value: f64) -> Booster {
+        for tree in &mut model.trees {
+            if let Leaves::Values { means, .. } = &mut tree.leaves {
+                means.iter_mut().for_each(|m| *m = value);
+            }
+        }
+        model
+    }
+
+    #[test]
+    fn leaf_values_whose_sum_overflows_are_refused_at_load() {
+        let labels: Vec<u32> = (0..30).map(|i| (i % 3) as u32).collect();
+        let values: Vec<f64> = (0..30).map(|i| i as f64).collect();
+        let binary: Vec<u32> = labels.iter().map(|&l| l % 2).collect();
+        for targets in [
+            BoostTargets::Values(&values),
+            BoostTargets::Classes {
+                labels: &binary,
+                n_classes: 2,
+            },
+            BoostTargets::Classes {
+                labels: &labels,
+                n_classes: 3,
+            },
+        ] {
+            let model = small_booster(targets);
+            // Large but harmless: loads, and predicts finite values.
+            let large = with_leaf_values(model.clone(), 1e300);
+            let loaded = Booster::from_bytes(&large.to_bytes()).unwrap();
+            let x = Array2::from_elem((2, 3), 1.0f32);
+            assert!(loaded
+                .predict(x.view(), 1)
+                .unwrap()
+                .iter()
+                .all(|p| p.is_finite()));
+            // Each finite, their sum over three rounds not.
+            let huge = with_leaf_values(model.clone(), 1.7e308);
+            let error = Booster::from_bytes(&huge.to_bytes()).unwrap_err();
+            assert!(error.to_string().contains("overflows"), "{error}");
+            let mut far = model;
+            far.baseline[0] = f64::MAX;
+            let far = with_leaf_values(far, 1e300);
+            assert!(Booster::from_bytes(&far.to_bytes()).is_err());
+        }
     }
 }

@@ -21,11 +21,12 @@
 //! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
 //! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
 //! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),
-//! [`fit`] (the rounds), [`model`] (predicting with the trees), [`score`] (what the
-//! leaves add to rows, through the shared [`crate::scoring`] engine), [`format`]
-//! (saving).
+//! [`checks`] (what targets and sizes a fit takes), [`fit`] (the rounds), [`model`]
+//! (predicting with the trees), [`score`] (what the leaves add to rows, through the
+//! shared [`crate::scoring`] engine), [`format`] (saving).
 
 mod binning;
+mod checks;
 mod fit;
 mod format;
 mod grow;
@@ -39,4 +40,4 @@ mod split;
 pub use format::BOOSTER_FORMAT_VERSION;
 pub use loss::{BoostTargets, Loss};
 pub use model::Booster;
-pub use params::{BoostParams, EarlyStopping, ValidationSize};
+pub use params::{BoostParams, EarlyStopping, ValidationSize, MAX_BOOSTED_TREES};

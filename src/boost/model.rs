@@ -15,7 +15,7 @@ use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
 use crate::runtime::workers::Workers;
 use crate::scoring::Derived;
-use crate::tree::{Tree, TreeStats};
+use crate::tree::{Leaves, Tree, TreeStats};
 
 /// A gradient-boosted model: a starting score, then per round one tree per output
 /// (per class for three classes or more, one otherwise), each adding its leaf value.
@@ -252,6 +252,20 @@ impl Booster {
         Ok(normalised(gains))
     }
 
+    /// Per output, the largest raw score the model can give in absolute value: its
+    /// baseline's plus, tree after tree, the tree's largest leaf value. When every
+    /// bound is finite no partial sum of scoring overflows, and the links (identity,
+    /// sigmoid, softmax shifted by the largest score) give finite predictions; NaN
+    /// when a value is NaN.
+    pub(super) fn raw_score_bounds(&self) -> Vec<f64> {
+        let k_out = self.loss.n_outputs();
+        let mut bounds: Vec<f64> = self.baseline.iter().map(|b| b.abs()).collect();
+        for round in self.trees.chunks(k_out) {
+            add_largest_leaf_values(&mut bounds, round);
+        }
+        bounds
+    }
+
     fn importance_sums(&self) -> Result<(Vec<f64>, Vec<f64>)> {
         let per_feature = || try_filled(self.n_features, 1, 0.0, "one importance per feature");
         let (mut counts, mut gains) = (per_feature()?, per_feature()?);
@@ -266,6 +280,23 @@ impl Booster {
 #[inline(always)]
 pub(super) fn tree_value(tree: &Tree, id: usize) -> f64 {
     tree.leaf_values(id).map_or(0.0, |values| values[0])
+}
+
+/// Adds to `bounds[k]` the largest leaf value, in absolute value, of `round[k]`, one
+/// tree per output: NaN when a leaf value is NaN.
+pub(super) fn add_largest_leaf_values(bounds: &mut [f64], round: &[Tree]) {
+    for (bound, tree) in bounds.iter_mut().zip(round) {
+        let largest = match tree.leaves() {
+            Leaves::Values { means, .. } => {
+                means
+                    .iter()
+                    .map(|v| v.abs())
+                    .fold(0.0, |m, v| if v > m || v.is_nan() { v } else { m })
+            }
+            Leaves::Classes { .. } => 0.0,
+        };
+        *bound += largest;
+    }
 }
 
 /// `values` scaled to sum 1, or left as zeros.

@@ -7,6 +7,10 @@ use crate::atoms::AtomKind;
 use crate::atoms::MaxFeatures;
 use crate::error::{invalid, Result};
 
+/// Most trees a boosted model may hold, one per class and round: as many as a forest
+/// may hold (2^24).
+pub const MAX_BOOSTED_TREES: usize = 1 << 24;
+
 /// How much of the training data is held out to decide when to stop
 /// (scikit-learn's `validation_fraction`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -427,14 +427,24 @@ pub(super) fn sort_whole_values(
 }
 
 /// A threshold strictly between `below < above` where possible: the midpoint can round
-/// onto `above` (adjacent floats), and then `below` itself still separates them.
+/// onto `above` (adjacent floats), and then `below` itself still separates them. It is
+/// finite wherever a finite value separates them: an infinite projection (a sum that
+/// overflows float32) would give a threshold that no saved model may hold.
 #[inline]
 pub(crate) fn midpoint(below: f32, above: f32) -> f32 {
     let mid = below * 0.5 + above * 0.5;
     if mid >= above || mid < below {
         below
-    } else {
+    } else if mid.is_finite() {
         mid
+    } else {
+        // Only `below` is -inf here: the lowest finite value, if it stays below `above`.
+        let lowest = below.max(f32::MIN);
+        if lowest < above {
+            lowest
+        } else {
+            below
+        }
     }
 }
 
@@ -458,5 +468,15 @@ mod tests {
         assert_eq!(midpoint(below, above), below);
         assert_eq!(midpoint(1.0, 2.0), 1.5);
         assert_eq!(midpoint(-3.0, -1.0), -2.0);
+    }
+
+    #[test]
+    fn midpoint_is_finite_beside_infinite_values_where_it_can_be() {
+        let inf = f32::INFINITY;
+        assert_eq!(midpoint(-inf, 5.0), f32::MIN);
+        assert_eq!(midpoint(-inf, inf), f32::MIN);
+        assert_eq!(midpoint(3.0, inf), 3.0);
+        // Nothing finite lies in [-inf, f32::MIN).
+        assert_eq!(midpoint(-inf, f32::MIN), -inf);
     }
 }

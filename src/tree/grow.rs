@@ -294,8 +294,11 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
             self.scratch,
         )
         .filter(|candidate| {
-            // scikit-learn's test, with its tolerance for rounding.
+            // scikit-learn's test, with its tolerance for rounding; a threshold that is
+            // not finite (X written during the fit, or projections that overflow) would
+            // make a tree that cannot be saved, so the node stays a leaf.
             candidate.impurity_decrease / self.root_weight + 1e-7 >= settings.min_impurity_decrease
+                && candidate.threshold.is_finite()
         })?;
         let search_atom = split_atoms.get(candidate.atom);
         let missing_left = candidate.missing_left.unwrap_or(false);

@@ -193,7 +193,7 @@ def test_class_weight_moves_the_predictions_towards_the_heavy_class():
 def test_verbose_reports_progress(capsys):
     X, y = three_classes(200, 8)
     GradientBoostingClassifier(n_estimators=4, verbose=1).fit(X, y)
-    assert "12/12 trees" in capsys.readouterr().err
+    assert "4/4 rounds" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 import _thread
 import io
+import os
 import re
 import signal
 import subprocess
@@ -129,7 +130,7 @@ def test_a_bar_on_a_terminal_when_tqdm_is_installed(monkeypatch):
     monkeypatch.setattr(sys, "stderr", terminal)
     monkeypatch.setattr(_progress, "_load_tqdm", lambda: FakeBar)
     FakeBar.made.clear()
-    with _progress.fit_progress(1, "Forest") as report:
+    with _progress.fit_progress(1, "Forest", 10, 2) as report:
         report(3, 10)
         report(10, 10)
     (bar,) = FakeBar.made
@@ -145,10 +146,12 @@ def test_lines_without_tqdm_or_without_a_terminal(monkeypatch, tqdm, stream):
     monkeypatch.setattr(sys, "stderr", stream)
     monkeypatch.setattr(_progress, "_load_tqdm", lambda: tqdm)
     FakeBar.made.clear()
-    with _progress.fit_progress(1, "Forest") as report:
+    with _progress.fit_progress(1, "Forest", 10, 1) as report:
         report(10, 10)
     assert FakeBar.made == []
-    assert stream.getvalue().startswith("Forest: 10/10 trees in ")
+    first, last = stream.getvalue().splitlines()
+    assert first == "Forest: fitting 10 trees on 1 thread"
+    assert last.startswith("Forest: 10/10 trees in ")
 
 
 def test_a_real_tqdm_bar(monkeypatch):
@@ -263,3 +266,103 @@ def test_ctrl_c_stops_a_long_call_within_two_seconds(method, n_estimators):
     assert out.startswith("interrupted "), out + err
     stopped = float(out.split()[1])
     assert stopped - sent < 2.0, f"stopped {stopped - sent:.2f} s after SIGINT"
+
+
+def test_the_first_line_comes_at_once_and_says_what_is_fitted(
+    forest_class, data, monkeypatch, capsys
+):
+    """Issue 21 item 6: nothing was printed before a tenth of the trees."""
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(_progress, "_load_tqdm", lambda: None)
+    with _progress.fit_progress(1, "Forest", 400, 4):
+        assert stream.getvalue() == "Forest: fitting 400 trees on 4 threads\n"
+    monkeypatch.undo()
+    forest_class(n_estimators=7, verbose=1, n_jobs=1, random_state=0).fit(*data)
+    lines = capsys.readouterr().err.splitlines()
+    name = forest_class.__name__
+    assert lines[0] == f"{name}: fitting 7 trees on 1 thread"
+    assert re.fullmatch(rf"{name}: 7/7 trees in \d+\.\d s", lines[-1]), lines
+
+
+def boosting_lines(booster, X, y, capsys):
+    booster.set_params(verbose=1)
+    booster.fit(X, y)
+    return capsys.readouterr().err.splitlines()
+
+
+def test_boosters_count_rounds_not_trees(capsys):
+    from morf_rs import GradientBoostingClassifier, GradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 6))
+    y = np.arange(300) % 4
+    lines = boosting_lines(
+        GradientBoostingClassifier(n_estimators=12, n_jobs=2, early_stopping=False),
+        X,
+        y,
+        capsys,
+    )
+    threads = "1 thread" if os.cpu_count() == 1 else "2 threads"
+    assert lines[0] == (
+        f"GradientBoostingClassifier: fitting 12 rounds of 4 trees on {threads}"
+    )
+    assert re.fullmatch(
+        r"GradientBoostingClassifier: 12/12 rounds in \d+\.\d s", lines[-1]
+    )
+    lines = boosting_lines(
+        GradientBoostingRegressor(n_estimators=5, early_stopping=False), X, y, capsys
+    )
+    assert lines[0] == "GradientBoostingRegressor: fitting 5 rounds on 1 thread"
+    assert lines[-1].startswith("GradientBoostingRegressor: 5/5 rounds in ")
+
+
+def test_a_booster_that_stops_early_says_so(capsys):
+    from morf_rs import GradientBoostingRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.random((400, 3))
+    y = rng.random(400)  # noise: the held-out loss stops improving at once
+    booster = GradientBoostingRegressor(
+        n_estimators=500, early_stopping=True, n_iter_no_change=2
+    )
+    lines = boosting_lines(booster, X, y, capsys)
+    assert booster.n_iter_ < 500
+    assert re.fullmatch(
+        rf"GradientBoostingRegressor: {booster.n_iter_}/500 rounds, \d+\.\d s "
+        r"\(stopped early\)",
+        lines[-1],
+    ), lines
+
+
+def test_an_interrupted_fit_says_so_in_a_last_line(capsys):
+    X, y = make_bars(1000, random_state=0)
+    forest = long_morf(verbose=1, n_jobs=1)
+    interrupt = threading.Timer(0.5, _thread.interrupt_main)
+    interrupt.start()
+    with pytest.raises(KeyboardInterrupt):
+        forest.fit(X, y)
+    interrupt.join()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (
+        "ManifoldObliqueForestClassifier: fitting 100000 trees on 1 thread"
+    )
+    assert re.fullmatch(
+        r"ManifoldObliqueForestClassifier: interrupted after \d+/100000 trees, "
+        r"\d+\.\d s",
+        lines[-1],
+    ), lines
+
+
+def test_warm_start_counts_the_rounds_it_adds(capsys):
+    from morf_rs import GradientBoostingRegressor
+
+    X, y = make_circle(200, random_state=0)
+    booster = GradientBoostingRegressor(
+        n_estimators=5, warm_start=True, early_stopping=False
+    )
+    booster.fit(X, y)
+    capsys.readouterr()
+    lines = boosting_lines(booster.set_params(n_estimators=8), X, y, capsys)
+    assert lines[0] == "GradientBoostingRegressor: fitting 3 rounds on 1 thread"
+    assert lines[-1].startswith("GradientBoostingRegressor: 3/3 rounds in ")

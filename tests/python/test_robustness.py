@@ -222,6 +222,7 @@ def test_x_written_by_another_thread_during_fit_never_panics():
     """Failure 6: a Rust panic (PanicException) escaped when X changed during fit."""
     output = run_isolated(
         """
+        import pickle
         import threading
         import numpy as np
         from morf_rs import ManifoldObliqueForestClassifier
@@ -250,6 +251,9 @@ def test_x_written_by_another_thread_during_fit_never_panics():
             finally:
                 stop.set()
                 writer.join()
+            if hasattr(clf, "_forest"):
+                # A non-finite threshold made forests that could not be loaded.
+                pickle.loads(pickle.dumps(clf))
         print(sorted(outcomes))
         """,
         timeout=300,

@@ -166,7 +166,7 @@ def test_fit_rejects_bad_shared_params(forest_class, params, error, match):
             SparseObliqueForestClassifier,
             {"feature_combinations": 0.5},
             ValueError,
-            "feature_combinations must be in \\[1.0, inf\\]",
+            "feature_combinations must be in \\[1.0, 700.0\\]",
         ),
         (
             ManifoldObliqueForestClassifier,
