@@ -153,7 +153,13 @@ class RandomState(Constraint):
     from it after every other check, so that a bad parameter consumes nothing)."""
 
     def check(self, name, value, context):
-        check_random_state(value)
+        try:
+            check_random_state(value)
+        except ValueError as error:
+            raise ValueError(
+                f"{name} must be None, an int seed or a numpy.random.RandomState; got "
+                f"{value!r}."
+            ) from error
         return value
 
 
