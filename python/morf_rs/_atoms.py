@@ -32,7 +32,7 @@ class AxisAtoms:
     # Whether a split may use more candidate atoms than there are features.
     _max_features_above_n = False
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
-        "max_features": MaxFeatures(above_n=False),
+        "max_features": MaxFeatures(above_n=_max_features_above_n),
     }
 
     def _atom_params(self, n_features):
@@ -47,7 +47,7 @@ class ObliqueAtoms(AxisAtoms):
     _max_features_above_n = True
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
         "feature_combinations": FamilyParameter(),
-        "max_features": MaxFeatures(above_n=True),
+        "max_features": MaxFeatures(above_n=_max_features_above_n),
     }
 
     def _atom_params(self, n_features):
@@ -72,7 +72,7 @@ class PatchAtoms(AxisAtoms):
         "wrap": FamilyParameter(),
         "contiguous": FamilyParameter(),
         "dictionary": FamilyParameter(),
-        "max_features": MaxFeatures(above_n=True),
+        "max_features": MaxFeatures(above_n=_max_features_above_n),
     }
 
     def _atom_params(self, n_features):

@@ -157,8 +157,8 @@ class RandomState(Constraint):
             check_random_state(value)
         except ValueError as error:
             raise ValueError(
-                f"{name} must be None, an int seed or a numpy.random.RandomState; got "
-                f"{value!r}."
+                f"{name} must be None, an int seed or a numpy.random.RandomState: "
+                f"{error}"
             ) from error
         return value
 
