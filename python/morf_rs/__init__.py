@@ -20,21 +20,25 @@ forests on a Dask cluster.
 import importlib.metadata as _metadata
 
 from morf_rs import datasets, dictionary
-from morf_rs._boosters import (
+from morf_rs._base import BaseObliqueForest
+from morf_rs._boosted_classifiers import (
     GradientBoostingClassifier,
-    GradientBoostingRegressor,
     ManifoldObliqueGradientBoostingClassifier,
-    ManifoldObliqueGradientBoostingRegressor,
     SparseObliqueGradientBoostingClassifier,
+)
+from morf_rs._boosted_regressors import (
+    GradientBoostingRegressor,
+    ManifoldObliqueGradientBoostingRegressor,
     SparseObliqueGradientBoostingRegressor,
 )
-from morf_rs._forest import (
-    BaseObliqueForest,
+from morf_rs._forest_classifiers import (
     ManifoldObliqueForestClassifier,
-    ManifoldObliqueForestRegressor,
     RandomForestClassifier,
-    RandomForestRegressor,
     SparseObliqueForestClassifier,
+)
+from morf_rs._forest_regressors import (
+    ManifoldObliqueForestRegressor,
+    RandomForestRegressor,
     SparseObliqueForestRegressor,
 )
 from morf_rs._inspect import TreeStructure

@@ -1,16 +1,17 @@
 """Atom families: the dictionaries trees draw split directions from.
 
-Each family is a mixin that declares its own constructor parameters and turns
-them into the engine's atom settings. Classifier, regressor (and any other
-ensemble of these trees) classes take a family as their first base, so a
-family's parameters are declared and checked in one place.
+Each family is a mixin that declares the constraints of its own constructor
+parameters and turns them into the engine's atom settings. Forest and boosted
+classes take a family as their first base, so a family's parameters are declared
+and checked in one place.
 """
 
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
-from morf_rs._params import MAX_FEATURES_AXIS, MAX_FEATURES_OBLIQUE, Param
+from morf_rs._constraints import Constraint, FamilyParameter, MaxFeatures
 from morf_rs._validation import (
     check_int,
     check_real,
@@ -30,9 +31,9 @@ class AxisAtoms:
     _atoms = "axis"
     # Whether a split may use more candidate atoms than there are features.
     _max_features_above_n = False
-    _atom_parameters = ()
-    _max_features_param = MAX_FEATURES_AXIS
-    _atom_attributes_doc = ""
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "max_features": MaxFeatures(above_n=_max_features_above_n),
+    }
 
     def _atom_params(self, n_features):
         """Engine parameters of the atom dictionary, validated."""
@@ -44,15 +45,10 @@ class ObliqueAtoms(AxisAtoms):
 
     _atoms = "oblique"
     _max_features_above_n = True
-    _max_features_param = MAX_FEATURES_OBLIQUE
-    _atom_parameters = (
-        Param(
-            "feature_combinations",
-            1.5,
-            "float",
-            "Mean number of features in an atom, in [1, 700].",
-        ),
-    )
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "feature_combinations": FamilyParameter(),
+        "max_features": MaxFeatures(above_n=_max_features_above_n),
+    }
 
     def _atom_params(self, n_features):
         return {
@@ -67,72 +63,17 @@ class PatchAtoms(AxisAtoms):
 
     _atoms = "patch"
     _max_features_above_n = True
-    _max_features_param = MAX_FEATURES_OBLIQUE
-    _atom_parameters = (
-        Param(
-            "image_shape",
-            None,
-            "tuple of int",
-            """
-Shape each row of X is reshaped to (row-major); its product must be
-n_features. None means one axis of length n_features.
-""",
-        ),
-        Param(
-            "patch_min",
-            1,
-            "int or tuple of int",
-            "Smallest patch extent, per axis or one value for all axes.",
-        ),
-        Param(
-            "patch_max",
-            None,
-            "int or tuple of int",
-            """
-Largest patch extent, per axis or one value for all axes. None takes
-the square root of each axis's length, rounded down (at least patch_min):
-the extents the MORF papers chose for their images and signals (5 on a
-28-pixel axis, 10 on a 100-step signal), and fast on long axes. Pass the
-axis lengths (image_shape) for patches up to the whole axis.
-""",
-        ),
-        Param(
-            "wrap",
-            False,
-            "bool or tuple of bool",
-            "Whether an axis is cyclic, so that patches wrap around its end.",
-        ),
-        Param(
-            "contiguous",
-            True,
-            "bool or tuple of bool",
-            """
-Whether patches are runs of adjacent cells along an axis; False takes
-random distinct positions instead (e.g. for unordered sensors).
-""",
-        ),
-        Param(
-            "dictionary",
-            None,
-            "family or list of (family, probability)",
-            """
-The atom families split directions are drawn from (see
-:mod:`morf_rs.dictionary`), each with its probability (they sum to 1):
-signed patches (edges, lines), bumps, Gabor-like stripes, single features,
-sparse oblique combinations, neighbourhoods in a graph over the features.
-Image families lie on ``image_shape`` and take ``patch_min`` and
-``patch_max`` unless they set their own extents. None is the papers' MORF:
-patch sums only, reproduced exactly. On images, signed patches win:
-``[(SignedPatches(bands=2), 0.55), (SignedPatches(bands=3), 0.35),
-(AxisAligned(), 0.1)]`` with ``max_features=56`` and ``bootstrap=False``
-took Fashion-MNIST's test error from 0.120 (papers' MORF) to 0.103; see
-:mod:`morf_rs.dictionary` and README.md for signals and graphs.
-""",
-        ),
-    )
-    _atom_attributes_doc = """    image_shape_ : tuple of int
-        The resolved image shape.
-"""
+    # Checked together by _atom_params: image_shape bounds the patch extents, and
+    # the dictionary's families lie on both.
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "image_shape": FamilyParameter(),
+        "patch_min": FamilyParameter(),
+        "patch_max": FamilyParameter(),
+        "wrap": FamilyParameter(),
+        "contiguous": FamilyParameter(),
+        "dictionary": FamilyParameter(),
+        "max_features": MaxFeatures(above_n=_max_features_above_n),
+    }
 
     def _atom_params(self, n_features):
         shape = self._check_image_shape(n_features)

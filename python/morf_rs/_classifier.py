@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
-from sklearn.utils import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._base import BaseObliqueForest
+from morf_rs._constraints import ClassWeight, Constraint, Options
 from morf_rs._core import Forest
-from morf_rs._params import CLASSIFIER_CRITERION, CLASSIFIER_PARAMS
-from morf_rs._validation import check_choice, scaled_to_one, validate_X_y
+from morf_rs._estimator import class_weighted
+from morf_rs._validation import validate_X_y
 
 __all__ = ["ForestClassifier"]
 
@@ -20,51 +22,20 @@ __all__ = ["ForestClassifier"]
 class ForestClassifier(ClassifierMixin, BaseObliqueForest):
     """Shared machinery of the classifiers; not meant to be used directly."""
 
-    _criterion_param = CLASSIFIER_CRITERION
-    _task_parameters = CLASSIFIER_PARAMS
-    _task_attributes_doc = """    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    n_classes_ : int
-        Number of classes.
-    oob_score_ : float
-        Out-of-bag score (only with ``oob_score``).
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
-        Out-of-bag class probabilities of the training samples (only with
-        ``oob_score``).
-    estimators_samples_ : list of ndarray
-        Per tree, the indices of the training samples it learnt from.
-"""
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        **BaseObliqueForest._parameter_constraints,
+        # scikit-learn treats "log_loss" and "entropy" as the same criterion.
+        "criterion": Options(
+            ("gini", "entropy", "log_loss"), aliases=(("log_loss", "entropy"),)
+        ),
+        "honest_prior": Options(("ignore", "uniform", "empirical")),
+        "class_weight": ClassWeight(),
+    }
 
     def _validate_training_data(self, X, y):
         X, y = validate_X_y(self, X, y)
         check_classification_targets(y)
         return X, y
-
-    def _task_params(self):
-        criterion = check_choice(
-            "criterion", self.criterion, ("gini", "entropy", "log_loss")
-        )
-        self._check_class_weight()
-        return {
-            # scikit-learn treats "log_loss" and "entropy" as the same criterion.
-            "criterion": "entropy" if criterion == "log_loss" else criterion,
-            "honest_prior": check_choice(
-                "honest_prior", self.honest_prior, ("ignore", "uniform", "empirical")
-            ),
-        }
-
-    def _check_class_weight(self):
-        value = self.class_weight
-        if (
-            value is None
-            or (isinstance(value, str) and value == "balanced")
-            or isinstance(value, dict)
-        ):
-            return
-        raise ValueError(
-            "class_weight must be None, 'balanced' or a dict {label: weight}; got "
-            f"{value!r}."
-        )
 
     def _prepare_targets(self, y, classes=None):
         """Class indices of y, among its own sorted labels or among ``classes``
@@ -85,16 +56,7 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         return y_index, {"classes_": classes, "n_classes_": len(classes)}
 
     def _task_sample_weight(self, sample_weight, y):
-        if self.class_weight is None:
-            return sample_weight
-        class_weight = compute_sample_weight(self.class_weight, y)
-        if not np.all(np.isfinite(class_weight) & (class_weight >= 0)):
-            raise ValueError("class_weight must be finite and non-negative.")
-        if sample_weight is None:
-            return class_weight
-        # Each scaled to a largest weight of 1 first, so that the product of two large
-        # finite weights cannot overflow; only ratios of weights matter.
-        return scaled_to_one(sample_weight) * scaled_to_one(class_weight)
+        return class_weighted(sample_weight, y, self.class_weight)
 
     def _fit_engine(
         self, X, y_index, sample_weight, params, n_threads, progress, fitted, trees

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import MultiOutputMixin, RegressorMixin
@@ -11,9 +12,9 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._base import BaseObliqueForest
+from morf_rs._constraints import Constraint, Options
 from morf_rs._core import Forest
-from morf_rs._params import REGRESSOR_CRITERION
-from morf_rs._validation import check_choice, validate_X_y_values
+from morf_rs._validation import validate_X_y_values
 
 __all__ = ["ForestRegressor"]
 
@@ -21,18 +22,12 @@ __all__ = ["ForestRegressor"]
 class ForestRegressor(MultiOutputMixin, RegressorMixin, BaseObliqueForest):
     """Shared machinery of the regressors; not meant to be used directly."""
 
-    # scikit-learn's forests and trees regress on every feature by default.
-    _max_features_default = 1.0
-    _criterion_param = REGRESSOR_CRITERION
-    _task_attributes_doc = """    n_outputs_ : int
-        Number of outputs (columns of y; 1 for a 1-D y).
-    oob_score_ : float
-        Out-of-bag score (only with ``oob_score``).
-    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Out-of-bag predictions of the training samples (only with ``oob_score``).
-    estimators_samples_ : list of ndarray
-        Per tree, the indices of the training samples it learnt from.
-"""
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        **BaseObliqueForest._parameter_constraints,
+        "criterion": Options(("squared_error", "poisson")),
+        # A leaf without honest samples has no uniform distribution of values.
+        "honest_prior": Options(("ignore", "empirical")),
+    }
 
     def _validate_training_data(self, X, y):
         X, y = validate_X_y_values(self, X, y)
@@ -44,16 +39,6 @@ class ForestRegressor(MultiOutputMixin, RegressorMixin, BaseObliqueForest):
                 stacklevel=3,
             )
         return X, y
-
-    def _task_params(self):
-        return {
-            "criterion": check_choice(
-                "criterion", self.criterion, ("squared_error", "poisson")
-            ),
-            "honest_prior": check_choice(
-                "honest_prior", self.honest_prior, ("ignore", "empirical")
-            ),
-        }
 
     def _prepare_targets(self, y):
         values = np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)

@@ -112,7 +112,7 @@ class SparseOblique(Family):
     Parameters
     ----------
     feature_combinations : float, default=1.5
-        Mean number of features in an atom (at least 1).
+        Mean number of features in an atom, in [1, 700].
 
     Examples
     --------

@@ -1,13 +1,31 @@
 //! The atom dictionary of the engine parameters: one family, or a mixture.
 
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use super::{bad_choice, get};
+use serde::Deserialize;
+
+use super::bad_choice;
 use crate::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
 use crate::{AtomKind, Patches};
+
+/// The key of the families of a mixture (`atoms="dictionary"`), a list of dicts that
+/// may hold numpy arrays, read from the Python dict itself rather than through serde.
+pub(super) const DICTIONARY_KEY: &str = "dictionary";
+
+/// The atom parameters a forest and a boosted model share (flattened into theirs).
+#[derive(Deserialize)]
+pub(super) struct AtomInput {
+    atoms: Option<String>,
+    feature_combinations: Option<f64>,
+    image_shape: Option<Vec<usize>>,
+    patch_min: Option<Vec<usize>>,
+    patch_max: Option<Vec<usize>>,
+    wrap: Option<Vec<bool>>,
+    contiguous: Option<Vec<bool>>,
+}
 
 /// Keys of a family in `params["dictionary"]`, besides "family" and "probability".
 const FAMILY_KEYS: [&str; 9] = [
@@ -22,18 +40,24 @@ const FAMILY_KEYS: [&str; 9] = [
     "signed",
 ];
 
-/// The dictionary `params` name: "axis", "oblique", "patch" (the papers' families), or
-/// "dictionary", a mixture listed in `params["dictionary"]`.
-pub(super) fn parse_atoms(params: &Bound<'_, PyDict>) -> PyResult<AtomKind> {
-    Ok(match get::<String>(params, "atoms")?.as_deref() {
+/// The dictionary `input` names: "axis", "oblique", "patch" (the papers' families),
+/// or "dictionary", the mixture `dictionary` lists.
+pub(super) fn parse_atoms(
+    input: &AtomInput,
+    dictionary: Option<Bound<'_, PyAny>>,
+) -> PyResult<AtomKind> {
+    Ok(match input.atoms.as_deref() {
         None | Some("axis") => AtomKind::AxisAligned,
         Some("oblique") => AtomKind::SparseOblique {
-            feature_combinations: get(params, "feature_combinations")?.unwrap_or(1.5),
+            feature_combinations: input.feature_combinations.unwrap_or(1.5),
         },
-        Some("patch") => AtomKind::Patches(patches(params, params)?),
+        Some("patch") => AtomKind::Patches(patches(
+            input,
+            input.patch_min.clone(),
+            input.patch_max.clone(),
+        )?),
         Some("dictionary") => {
-            let families = params
-                .get_item("dictionary")?
+            let families = dictionary
                 .ok_or_else(|| PyValueError::new_err("atoms 'dictionary' needs dictionary"))?;
             let families = families
                 .cast::<PyList>()
@@ -46,7 +70,7 @@ pub(super) fn parse_atoms(params: &Bound<'_, PyDict>) -> PyResult<AtomKind> {
                 let probability: f64 = get(family, "probability")?.ok_or_else(|| {
                     PyValueError::new_err("each family of the dictionary needs a probability")
                 })?;
-                mixture.push((parse_family(params, family)?, probability));
+                mixture.push((parse_family(input, family)?, probability));
             }
             AtomKind::Mixture(mixture)
         }
@@ -60,7 +84,7 @@ pub(super) fn parse_atoms(params: &Bound<'_, PyDict>) -> PyResult<AtomKind> {
     })
 }
 
-fn parse_family(params: &Bound<'_, PyDict>, family: &Bound<'_, PyDict>) -> PyResult<AtomKind> {
+fn parse_family(image: &AtomInput, family: &Bound<'_, PyDict>) -> PyResult<AtomKind> {
     for key in family.keys() {
         let name: String = key.extract()?;
         if name != "family" && name != "probability" && !FAMILY_KEYS.contains(&name.as_str()) {
@@ -79,13 +103,13 @@ fn parse_family(params: &Bound<'_, PyDict>, family: &Bound<'_, PyDict>) -> PyRes
         "oblique" => AtomKind::SparseOblique {
             feature_combinations: get(family, "feature_combinations")?.unwrap_or(1.5),
         },
-        "patches" => AtomKind::Patches(patches(params, family)?),
+        "patches" => AtomKind::Patches(family_patches(image, family)?),
         "signed" => AtomKind::SignedPatches(SignedPatches::new(
-            patches(params, family)?,
+            family_patches(image, family)?,
             required("bands")?,
         )),
-        "bumps" => AtomKind::Bumps(patches(params, family)?),
-        "gabors" => AtomKind::Gabors(patches(params, family)?),
+        "bumps" => AtomKind::Bumps(family_patches(image, family)?),
+        "gabors" => AtomKind::Gabors(family_patches(image, family)?),
         "graph" => AtomKind::Graph(GraphAtoms {
             graph: graph(family, required("n_nodes")?)?,
             min_size: required("min_size")?,
@@ -102,19 +126,38 @@ fn parse_family(params: &Bound<'_, PyDict>, family: &Bound<'_, PyDict>) -> PyRes
     })
 }
 
-/// Patches over `params`' image, with the extents `extents` gives.
-fn patches(params: &Bound<'_, PyDict>, extents: &Bound<'_, PyDict>) -> PyResult<Patches> {
-    let image_shape: Vec<usize> = get(params, "image_shape")?
+/// Patches over `image`'s image_shape, wrap and contiguous, with the extents a
+/// family of the dictionary gives.
+fn family_patches(image: &AtomInput, family: &Bound<'_, PyDict>) -> PyResult<Patches> {
+    patches(image, get(family, "patch_min")?, get(family, "patch_max")?)
+}
+
+/// Patches over `image`'s image_shape, wrap and contiguous, with these extents.
+fn patches(
+    image: &AtomInput,
+    patch_min: Option<Vec<usize>>,
+    patch_max: Option<Vec<usize>>,
+) -> PyResult<Patches> {
+    let image_shape = image
+        .image_shape
+        .clone()
         .ok_or_else(|| PyValueError::new_err("patch atoms need image_shape"))?;
     let n_axes = image_shape.len();
-    let per_axis = |key: &str| -> PyResult<Vec<usize>> {
-        get(extents, key)?.ok_or_else(|| PyValueError::new_err(format!("patch atoms need {key}")))
+    let needed = |extents: Option<Vec<usize>>, key: &str| {
+        extents.ok_or_else(|| PyValueError::new_err(format!("patch atoms need {key}")))
     };
-    Ok(
-        Patches::new(image_shape, per_axis("patch_min")?, per_axis("patch_max")?)
-            .with_wrap(get(params, "wrap")?.unwrap_or_else(|| vec![false; n_axes]))
-            .with_contiguous(get(params, "contiguous")?.unwrap_or_else(|| vec![true; n_axes])),
+    Ok(Patches::new(
+        image_shape,
+        needed(patch_min, "patch_min")?,
+        needed(patch_max, "patch_max")?,
     )
+    .with_wrap(image.wrap.clone().unwrap_or_else(|| vec![false; n_axes]))
+    .with_contiguous(
+        image
+            .contiguous
+            .clone()
+            .unwrap_or_else(|| vec![true; n_axes]),
+    ))
 }
 
 /// The graph of `family["edges"]`, a (n_edges, 2) uint32 array, on `n_nodes` nodes.
@@ -134,4 +177,32 @@ fn graph(family: &Bound<'_, PyDict>, n_nodes: usize) -> PyResult<SamplingGraph> 
     let edges = edges.as_array();
     let pairs: Vec<(u32, u32)> = edges.rows().into_iter().map(|e| (e[0], e[1])).collect();
     SamplingGraph::from_edges(n_nodes, &pairs).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Reads `family[key]` of a family of the dictionary, or `None` when absent or None.
+fn get<'py, T: FromPyObjectOwned<'py>>(
+    family: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<Option<T>> {
+    match family.get_item(key)? {
+        Some(value) if !value.is_none() => value.extract::<T>().map(Some).map_err(|error| {
+            let error: PyErr = error.into();
+            if error.is_instance_of::<PyOverflowError>(value.py()) {
+                let negative = value.lt(0).unwrap_or(false);
+                return PyValueError::new_err(if negative {
+                    format!("parameter {key} must not be negative, got {value}")
+                } else {
+                    format!("parameter {key} is too large: got {value}, at most 2^64 - 1")
+                });
+            }
+            PyTypeError::new_err(format!(
+                "parameter {key} has the wrong type: got {}",
+                value
+                    .get_type()
+                    .name()
+                    .map_or_else(|_| "?".into(), |n| n.to_string())
+            ))
+        }),
+        _ => Ok(None),
+    }
 }

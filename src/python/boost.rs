@@ -2,16 +2,20 @@
 
 use ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
-use super::atoms::parse_atoms;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
 use super::interrupt::{run_interruptible, INLINE_WALKS};
-use super::params::{get, parse_max_features};
+use super::mapping::{from_dict, present, UnknownKeys};
+use super::params::{count_or_fraction, max_features, CountOrFraction};
 use super::{guarded, stats_dict, value_error, Samples};
 use crate::error::try_filled;
 use crate::{
@@ -280,80 +284,70 @@ impl PyBooster {
     }
 }
 
-/// Every key `parse_boost_params` reads; any other is a caller's typo.
-const BOOST_KEYS: [&str; 22] = [
-    "n_estimators",
-    "learning_rate",
-    "max_leaf_nodes",
-    "max_depth",
-    "min_samples_leaf",
-    "l2_regularization",
-    "max_bins",
-    "subsample",
-    "atoms",
-    "feature_combinations",
-    "image_shape",
-    "patch_min",
-    "patch_max",
-    "wrap",
-    "contiguous",
-    "dictionary",
-    "max_features",
-    "early_stopping",
-    "validation_fraction",
-    "n_iter_no_change",
-    "tol",
-    "random_state",
-];
+/// A boosted model's parameters, by their scikit-learn names; absent or None means the
+/// engine's default, except `max_leaf_nodes=None` (no limit) and `max_features=None`
+/// (every feature). `validation_fraction`, `n_iter_no_change` and `tol` matter only
+/// with `early_stopping`.
+#[derive(Deserialize)]
+struct BoostInput {
+    n_estimators: Option<usize>,
+    learning_rate: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    max_leaf_nodes: Option<Option<usize>>,
+    max_depth: Option<usize>,
+    min_samples_leaf: Option<usize>,
+    l2_regularization: Option<f64>,
+    max_bins: Option<usize>,
+    subsample: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    max_features: Option<Option<Value>>,
+    early_stopping: Option<bool>,
+    validation_fraction: Option<Value>,
+    n_iter_no_change: Option<usize>,
+    tol: Option<f64>,
+    random_state: Option<u64>,
+    #[serde(flatten)]
+    atoms: AtomInput,
+    #[serde(flatten)]
+    unknown: UnknownKeys,
+}
 
 fn parse_boost_params(params: &Bound<'_, PyDict>) -> PyResult<BoostParams> {
-    for key in params.keys() {
-        let name: String = key.extract()?;
-        if !BOOST_KEYS.contains(&name.as_str()) {
-            return Err(PyValueError::new_err(format!(
-                "unknown engine parameter {name:?}"
-            )));
-        }
-    }
+    let input: BoostInput = from_dict(params, &[DICTIONARY_KEY], |input: &BoostInput| {
+        &input.unknown
+    })?;
     let defaults = BoostParams::default();
-    let early_stopping = if get(params, "early_stopping")?.unwrap_or(false) {
+    let early_stopping = if input.early_stopping.unwrap_or(false) {
         let stopping = EarlyStopping::default();
-        let validation_size = match params.get_item("validation_fraction")? {
-            Some(value) if value.is_instance_of::<pyo3::types::PyInt>() => {
-                ValidationSize::Count(value.extract()?)
-            }
-            Some(value) if !value.is_none() => {
-                ValidationSize::Fraction(value.extract().map_err(|_| {
-                    PyTypeError::new_err("validation_fraction must be an int or a float")
-                })?)
-            }
-            _ => stopping.validation_size,
-        };
         Some(EarlyStopping {
-            validation_size,
-            n_iter_no_change: get(params, "n_iter_no_change")?.unwrap_or(stopping.n_iter_no_change),
-            tol: get(params, "tol")?.unwrap_or(stopping.tol),
+            validation_size: match input.validation_fraction {
+                None => stopping.validation_size,
+                Some(value) => match count_or_fraction("validation_fraction", value)? {
+                    CountOrFraction::Count(count) => ValidationSize::Count(count),
+                    CountOrFraction::Fraction(fraction) => ValidationSize::Fraction(fraction),
+                },
+            },
+            n_iter_no_change: input.n_iter_no_change.unwrap_or(stopping.n_iter_no_change),
+            tol: input.tol.unwrap_or(stopping.tol),
         })
     } else {
         None
     };
     Ok(BoostParams {
-        n_estimators: get(params, "n_estimators")?.unwrap_or(defaults.n_estimators),
-        learning_rate: get(params, "learning_rate")?.unwrap_or(defaults.learning_rate),
-        // Absent means the default (31 leaves); None means no limit.
-        max_leaf_nodes: match params.get_item("max_leaf_nodes")? {
-            None => defaults.max_leaf_nodes,
-            Some(_) => get(params, "max_leaf_nodes")?,
-        },
-        max_depth: get(params, "max_depth")?,
-        min_samples_leaf: get(params, "min_samples_leaf")?.unwrap_or(defaults.min_samples_leaf),
-        l2_regularization: get(params, "l2_regularization")?.unwrap_or(defaults.l2_regularization),
-        max_bins: get(params, "max_bins")?.unwrap_or(defaults.max_bins),
-        subsample: get(params, "subsample")?.unwrap_or(defaults.subsample),
-        atoms: parse_atoms(params)?,
-        max_features: parse_max_features(params, MaxFeatures::All)?,
+        n_estimators: input.n_estimators.unwrap_or(defaults.n_estimators),
+        learning_rate: input.learning_rate.unwrap_or(defaults.learning_rate),
+        max_leaf_nodes: input.max_leaf_nodes.unwrap_or(defaults.max_leaf_nodes),
+        max_depth: input.max_depth,
+        min_samples_leaf: input.min_samples_leaf.unwrap_or(defaults.min_samples_leaf),
+        l2_regularization: input
+            .l2_regularization
+            .unwrap_or(defaults.l2_regularization),
+        max_bins: input.max_bins.unwrap_or(defaults.max_bins),
+        subsample: input.subsample.unwrap_or(defaults.subsample),
+        atoms: parse_atoms(&input.atoms, params.get_item(DICTIONARY_KEY)?)?,
+        max_features: max_features(input.max_features, MaxFeatures::All)?,
         early_stopping,
-        random_state: get(params, "random_state")?.unwrap_or(defaults.random_state),
+        random_state: input.random_state.unwrap_or(defaults.random_state),
         n_threads: 1,
     })
 }

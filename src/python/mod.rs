@@ -14,12 +14,13 @@ use pyo3::types::{PyBytes, PyDict};
 
 mod inspect;
 mod interrupt;
+mod mapping;
 mod params;
 
 use std::sync::atomic::AtomicBool;
 
 use interrupt::{run_interruptible, INLINE_WALKS};
-use params::{bad_choice, get, parse_params};
+use params::{bad_choice, parse_params};
 
 use crate::error::try_filled;
 use crate::{Forest, MorfError, Targets};

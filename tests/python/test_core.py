@@ -6,7 +6,7 @@ The estimators never pass such input; these tests guard the boundary itself.
 import numpy as np
 import pytest
 
-from morf_rs._core import Forest
+from morf_rs._core import Booster, Forest
 
 X = np.random.default_rng(0).random((20, 4))
 Y = (np.arange(20) % 2).astype(np.uint32)
@@ -45,6 +45,69 @@ def forest():
 def test_fit_raises(args, error, match):
     with pytest.raises(error, match=match):
         Forest.fit(*args)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"max_depth": -1}, ValueError, "parameter max_depth is invalid: .*-1"),
+        ({"max_depth": 2**64}, ValueError, "max_depth is too large"),
+        ({"max_depth": 2.5}, TypeError, "parameter max_depth has the wrong type"),
+        ({"bootstrap": "yes"}, TypeError, "parameter bootstrap has the wrong type"),
+        ({"ccp_alpha": float("nan")}, ValueError, "ccp_alpha must be finite"),
+        ({"max_features": -2}, ValueError, "max_features must not be negative"),
+        ({"max_features": "all"}, ValueError, "max_features must be 'sqrt' or 'log2'"),
+        ({"max_features": [1]}, TypeError, "max_features must be"),
+        ({"max_samples": "half"}, TypeError, "max_samples must be"),
+        ({"image_shape": [4, "a"]}, TypeError, "image_shape has the wrong type"),
+        ({"criterion": "gin"}, ValueError, "criterion must be"),
+        (
+            {"learning_rate": 0.1},
+            ValueError,
+            'unknown engine parameter "learning_rate"',
+        ),
+        ({"n_jobs": 2}, ValueError, 'unknown engine parameter "n_jobs"'),
+    ],
+)
+def test_forest_params_are_read_by_name_and_refused_with_the_name(params, error, match):
+    with pytest.raises(error, match=match):
+        Forest.fit(X, Y, 2, None, params, 1)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"max_bins": "8"}, TypeError, "parameter max_bins has the wrong type"),
+        ({"n_estimatorz": 3}, ValueError, 'unknown engine parameter "n_estimatorz"'),
+        ({"bootstrap": True}, ValueError, 'unknown engine parameter "bootstrap"'),
+        (
+            {"early_stopping": True, "validation_fraction": "a"},
+            TypeError,
+            "validation_fraction must be",
+        ),
+        ({"atoms": "oblique", "feature_combinations": "2"}, TypeError, "feature_comb"),
+    ],
+)
+def test_booster_params_are_read_by_name_and_refused_with_the_name(
+    params, error, match
+):
+    with pytest.raises(error, match=match):
+        Booster.fit(X, Y, 2, None, params, 1)
+
+
+def test_booster_max_leaf_nodes_none_is_no_limit_and_absent_the_default():
+    rng = np.random.default_rng(1)
+    X_many = rng.random((2000, 3))
+    y = (rng.random(2000) * 4).astype(np.uint32)
+    base = {"n_estimators": 1, "min_samples_leaf": 1, "random_state": 0}
+
+    def most_leaves(params):
+        booster = Booster.fit(X_many, y, 4, None, {**base, **params}, 1)
+        return booster.tree_stats()["n_leaves"].max()
+
+    assert most_leaves({}) == 31
+    assert most_leaves({"max_leaf_nodes": None}) > 31
+    assert most_leaves({"max_leaf_nodes": 5}) == 5
 
 
 def test_predict_raises(forest):

@@ -1,0 +1,59 @@
+"""Each estimator checks its parameters at fit against its _parameter_constraints."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import morf_rs
+from morf_rs import GradientBoostingClassifier, RandomForestClassifier
+from morf_rs._estimator import BaseTreeEnsemble
+
+PUBLIC_ESTIMATORS = [
+    cls
+    for cls in (getattr(morf_rs, name) for name in morf_rs.__all__)
+    if inspect.isclass(cls)
+    and issubclass(cls, BaseTreeEnsemble)
+    and cls is not morf_rs.BaseObliqueForest
+]
+RNG = np.random.default_rng(0)
+X = RNG.random((40, 16))
+Y = np.arange(40) % 2
+
+
+@pytest.mark.parametrize("cls", PUBLIC_ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_a_value_of_no_allowed_kind_is_refused_naming_the_parameter(cls):
+    for name in inspect.signature(cls).parameters:
+        # validation_fraction matters, and is checked, only with early stopping.
+        others = {"early_stopping": True} if name == "validation_fraction" else {}
+        model = cls(n_estimators=2, **others).set_params(**{name: object()})
+        with pytest.raises((TypeError, ValueError), match=name):
+            model.fit(X, Y)
+        assert model.get_params()[name] is not None  # stored unchanged
+
+
+def test_validation_fraction_is_checked_only_with_early_stopping():
+    params = {"n_estimators": 2, "validation_fraction": 1.5}
+    GradientBoostingClassifier(**params, early_stopping=False).fit(X, Y)
+    with pytest.raises(
+        ValueError, match=r"validation_fraction must be in \(0.0, 1.0\)"
+    ):
+        GradientBoostingClassifier(**params, early_stopping=True).fit(X, Y)
+
+
+def test_checked_values_are_what_the_engine_grows_with():
+    forest = RandomForestClassifier(
+        n_estimators=2, criterion="log_loss", min_samples_split=0.5, random_state=0
+    ).fit(X, Y)
+    assert forest._engine_params_["criterion"] == "entropy"
+    assert forest._engine_params_["min_samples_split"] == 20  # half of 40 samples
+
+
+def test_a_random_state_that_cannot_seed_is_refused_before_anything_is_drawn():
+    state = np.random.RandomState(0)
+    expected = np.random.RandomState(0).randint(10**6)
+    with pytest.raises(ValueError, match="max_depth must be >= 1"):
+        RandomForestClassifier(max_depth=0, random_state=state).fit(X, Y)
+    assert state.randint(10**6) == expected
+    with pytest.raises(ValueError, match="random_state must be None, an int seed"):
+        RandomForestClassifier(random_state="seven").fit(X, Y)
