@@ -4,12 +4,15 @@
 //! transposed once, each split projects all the block's rows together (the rows side
 //! by side in vector lanes, each row's sum taken in the atom's order, so the values
 //! are those a row-by-row walk computes), and the rows travel down the tree as bit
-//! masks. Splits no row of the block reaches are skipped.
+//! masks. Splits no row of the block reaches are skipped. Pooled splits project the
+//! rows that reach them one by one from the rows themselves
+//! ([`project_pooled`]), their shifts reading features no column holds.
 
 use std::sync::atomic::AtomicBool;
 
 use super::lanes::{has_avx2, left_rows_fastest, Mask, BLOCK};
 use super::model::tree_value;
+use crate::atoms::{project_pooled, Window};
 use crate::data::{Feature, Rows};
 use crate::forest::control::is_cancelled;
 use crate::tree::{goes_left, Node, Tree};
@@ -29,8 +32,30 @@ enum ScoringNode {
         terms_len: u32,
         missing_left: bool,
     },
+    /// Rows whose pooled value on atom `pooled` of the layout goes left go to the
+    /// next node, the others to node `right`.
+    SplitPooled {
+        right: u32,
+        threshold: f32,
+        pooled: u32,
+        missing_left: bool,
+    },
     /// Adds `value` to the raw score of its tree's output.
     Leaf { value: f64 },
+}
+
+/// The base atom and window of a pooled split.
+#[derive(Debug, Clone)]
+struct PooledAtom {
+    indices: Vec<u32>,
+    weights: Vec<f32>,
+    window: Window,
+}
+
+impl PooledAtom {
+    fn project<T: Feature>(&self, row: &[T]) -> f32 {
+        project_pooled(&self.indices, &self.weights, &self.window, row)
+    }
 }
 
 /// Boosted trees laid out for scoring blocks of rows: every tree's nodes in one array,
@@ -45,6 +70,8 @@ pub(super) struct ScoringTrees {
     nodes: Vec<ScoringNode>,
     term_columns: Vec<u32>,
     term_weights: Vec<f32>,
+    /// The atoms of the pooled splits.
+    pooled: Vec<PooledAtom>,
     /// Nodes of the largest tree.
     max_nodes: usize,
 }
@@ -66,7 +93,7 @@ impl ScoringTrees {
                 Node::SplitOnFeature {
                     feature, weight, ..
                 } => Some((vec![feature], vec![weight])),
-                Node::Leaf { .. } => None,
+                Node::SplitPooled { .. } | Node::Leaf { .. } => None,
             }
         };
         const UNUSED: u32 = u32::MAX;
@@ -90,6 +117,7 @@ impl ScoringTrees {
             nodes: Vec::new(),
             term_columns: Vec::new(),
             term_weights: Vec::new(),
+            pooled: Vec::new(),
             max_nodes: 0,
         };
         for tree in trees {
@@ -120,6 +148,28 @@ impl ScoringTrees {
                             threshold,
                             terms_start,
                             terms_len: indices.len() as u32,
+                            missing_left,
+                        }
+                    }
+                    (
+                        &Node::SplitPooled {
+                            right,
+                            threshold,
+                            missing_left,
+                            ..
+                        },
+                        _,
+                    ) => {
+                        let atom = tree.split_atom(id).expect("a split");
+                        layout.pooled.push(PooledAtom {
+                            indices: atom.indices.to_vec(),
+                            weights: atom.weights.to_vec(),
+                            window: *atom.window.expect("a pooled atom"),
+                        });
+                        ScoringNode::SplitPooled {
+                            right,
+                            threshold,
+                            pooled: layout.pooled.len() as u32 - 1,
                             missing_left,
                         }
                     }
@@ -166,7 +216,7 @@ impl ScoringTrees {
                     return;
                 }
                 let nodes = &self.nodes[self.tree_starts[t]..self.tree_starts[t + 1]];
-                block.add_tree(self, nodes, all, out, k_out, t % k_out);
+                block.add_tree(self, nodes, all, (rows, start), out, k_out, t % k_out);
             }
         }
     }
@@ -216,6 +266,19 @@ impl ScoringTrees {
                                 right as usize
                             };
                         }
+                        ScoringNode::SplitPooled {
+                            right,
+                            threshold,
+                            pooled,
+                            missing_left,
+                        } => {
+                            let value = self.pooled[pooled as usize].project(row);
+                            id = if goes_left(value, threshold, missing_left) {
+                                id + 1
+                            } else {
+                                right as usize
+                            };
+                        }
                         ScoringNode::Leaf { value } => break value,
                     }
                 };
@@ -255,12 +318,14 @@ impl Block {
     }
 
     /// Adds the leaf value each row of `all` reaches in the tree of `nodes` to its
-    /// `output` in `out`.
-    fn add_tree(
+    /// `output` in `out`; the block holds rows `start..` of `rows`.
+    #[allow(clippy::too_many_arguments)]
+    fn add_tree<T: Feature>(
         &mut self,
         layout: &ScoringTrees,
         nodes: &[ScoringNode],
         all: Mask,
+        (x, start): (&Rows<'_, T>, usize),
         out: &mut [f64],
         k_out: usize,
         output: usize,
@@ -292,6 +357,24 @@ impl Block {
                         missing_left,
                         rows,
                     );
+                    masks[id + 1] = rows & left;
+                    masks[right as usize] = rows & !left;
+                }
+                ScoringNode::SplitPooled {
+                    right,
+                    threshold,
+                    pooled,
+                    missing_left,
+                } => {
+                    let atom = &layout.pooled[pooled as usize];
+                    let mut left: Mask = 0;
+                    let mut pending = rows;
+                    while pending != 0 {
+                        let r = pending.trailing_zeros() as usize;
+                        let value = atom.project(x.row(start + r));
+                        left |= Mask::from(goes_left(value, threshold, missing_left)) << r;
+                        pending &= pending - 1;
+                    }
                     masks[id + 1] = rows & left;
                     masks[right as usize] = rows & !left;
                 }

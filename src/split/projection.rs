@@ -87,6 +87,7 @@ impl NodeProjector {
             // listing the features, which would cost more than the projections.
             self.line_features.clear();
             self.project_rows(rows, row_of, samples, atoms, out);
+            Self::project_pooled(rows, row_of, samples, atoms, out);
             return;
         }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
@@ -96,6 +97,28 @@ impl NodeProjector {
             self.project_columns(rows, row_of, samples, atoms, out);
         } else {
             self.project_rows(rows, row_of, samples, atoms, out);
+        }
+        Self::project_pooled(rows, row_of, samples, atoms, out);
+    }
+
+    /// Overwrites the values of pooled atoms, which the paths above took for their
+    /// base atoms (one shift of the many a pooled value costs), with the pooled values:
+    /// sample by sample, each row's shifts summed side by side.
+    fn project_pooled<T: Feature>(
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        samples: &[u32],
+        atoms: &AtomSet,
+        out: &mut [f32],
+    ) {
+        let n = samples.len();
+        for a in 0..atoms.len() {
+            let atom = atoms.get(a);
+            if atom.window.is_some() {
+                for (value, &sample) in out[a * n..(a + 1) * n].iter_mut().zip(samples) {
+                    *value = atom.project(rows.row(row_of[sample as usize] as usize));
+                }
+            }
         }
     }
 

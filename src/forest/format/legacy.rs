@@ -3,7 +3,8 @@
 //! they are what the bytes of those versions mean.
 //!
 //! Version 2 only appended `Node::SplitOnFeature` to version 1, so one layout reads
-//! both.
+//! both. Version 3 (and version 1 of boosted models) lacked the trees' windows of
+//! pooled splits, which came after every other field of a tree.
 
 use serde::Deserialize;
 
@@ -11,6 +12,53 @@ use super::frame::decode_exact;
 use crate::error::Result;
 use crate::forest::{Forest, Task};
 use crate::tree::{Leaves, Node, Tree};
+
+/// A tree of forest version 3 and boosted version 1. Its nodes and leaves read as the
+/// current types: `Node::SplitPooled` came after every variant they held, and
+/// `Leaves` has not changed since.
+#[derive(Deserialize)]
+pub(crate) struct TreeV3 {
+    nodes: Vec<Node>,
+    impurity_decreases: Vec<f32>,
+    node_samples: Vec<u32>,
+    node_weights: Vec<f32>,
+    atom_indices: Vec<u32>,
+    atom_weights: Vec<f32>,
+    leaves: Leaves,
+}
+
+impl TreeV3 {
+    /// The tree, without pooled splits.
+    pub(crate) fn into_current(self) -> Tree {
+        Tree {
+            nodes: self.nodes,
+            impurity_decreases: self.impurity_decreases,
+            node_samples: self.node_samples,
+            node_weights: self.node_weights,
+            atom_indices: self.atom_indices,
+            atom_weights: self.atom_weights,
+            leaves: self.leaves,
+            windows: Vec::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ForestV3 {
+    n_features: usize,
+    task: Task,
+    trees: Vec<TreeV3>,
+}
+
+/// Reads the body of a version 3 forest.
+pub(super) fn read_v3(body: &[u8]) -> Result<Forest> {
+    let saved: ForestV3 = decode_exact(body)?;
+    Ok(Forest {
+        n_features: saved.n_features,
+        task: saved.task,
+        trees: saved.trees.into_iter().map(TreeV3::into_current).collect(),
+    })
+}
 
 /// Where missing projections go at the splits of version 1 and 2 forests, which were
 /// trained without them and kept no per-node sample counts to find the larger side:
@@ -111,6 +159,7 @@ impl TreeV2 {
                 n_classes: self.n_classes,
                 distributions: self.leaf_values,
             },
+            windows: Vec::new(),
         }
     }
 }
