@@ -8,6 +8,7 @@ family's parameters are declared and checked in one place.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 from morf_rs._params import MAX_FEATURES_AXIS, MAX_FEATURES_OBLIQUE, Param
@@ -18,7 +19,7 @@ from morf_rs._validation import (
     per_axis_bools,
     per_axis_ints,
 )
-from morf_rs.dictionary import Geometry, engine_dictionary
+from morf_rs.dictionary import Geometry, engine_dictionary, preset
 
 __all__ = ["AxisAtoms", "ObliqueAtoms", "PatchAtoms"]
 
@@ -114,7 +115,7 @@ random distinct positions instead (e.g. for unordered sensors).
         Param(
             "dictionary",
             None,
-            "family or list of (family, probability)",
+            '"signals", "images", family or list of (family, probability)',
             """
 The atom families split directions are drawn from (see
 :mod:`morf_rs.dictionary`), each with its probability (they sum to 1):
@@ -126,7 +127,10 @@ patch sums only, reproduced exactly. On images, signed patches win:
 ``[(SignedPatches(bands=2), 0.55), (SignedPatches(bands=3), 0.35),
 (AxisAligned(), 0.1)]`` with ``max_features=56`` and ``bootstrap=False``
 took Fashion-MNIST's test error from 0.120 (papers' MORF) to 0.103; see
-:mod:`morf_rs.dictionary` and README.md for signals and graphs.
+:mod:`morf_rs.dictionary` and README.md for signals and graphs. The presets
+``"signals"`` and ``"images"`` name measured mixtures (signals: pooled atoms,
+translation invariant) and, unless ``max_features`` is given, their number of
+candidates (see :func:`morf_rs.dictionary.preset`).
 """,
         ),
     )
@@ -164,6 +168,18 @@ took Fashion-MNIST's test error from 0.120 (papers' MORF) to 0.103; see
         if self.dictionary is None:
             return {**image, "patch_min": patch_min, "patch_max": patch_max}
         geometry = Geometry(n_features, shape, patch_min, patch_max, wrap, contiguous)
+        if isinstance(self.dictionary, str):
+            families, max_features = preset(self.dictionary, geometry)
+            params = {
+                **image,
+                "atoms": "dictionary",
+                "dictionary": engine_dictionary(families, geometry),
+            }
+            # The preset's candidates, unless max_features was set.
+            default = inspect.signature(type(self)).parameters["max_features"].default
+            if self.max_features == default:
+                params["max_features"] = max_features
+            return params
         return {
             **image,
             "atoms": "dictionary",
