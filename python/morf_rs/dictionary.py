@@ -418,7 +418,10 @@ def preset(name, geometry):
 
     ``"images"``: the five families benches/boosting.py recommends for images
     (single pixels, edges, lines, Gabor-like stripes, patch sums, extents 1 to 5),
-    400 candidates.
+    each image family half plain and half pooled (maximum or minimum) over windows
+    of 2 to 8 shifts per axis, 400 candidates. Fashion-MNIST 10,000 / 10,000,
+    boosted 50 rounds: test error 0.1043 against 0.1088 unpooled, for 5 times the
+    fit time and 6 times the scoring time (benches/pooled.py).
     """
     if name not in PRESETS:
         raise ValueError(
@@ -430,11 +433,7 @@ def preset(name, geometry):
         high = [min(8, length) for length in shape]
         extents = dict(patch_min=1, patch_max=high)
         both = dict(reduce="both")
-        bands = [
-            (b, p)
-            for b, p in ((2, 0.25), (3, 0.2))
-            if any(length >= b for length in shape)
-        ]
+        bands = bands_of(shape, 0.25, 0.2)
         families = [
             (AxisAligned(), 0.1),
             *[(Pooled(SignedPatches(bands=b, **extents), **both), p) for b, p in bands],
@@ -444,14 +443,24 @@ def preset(name, geometry):
         ]
         return _normalised(families), 200
     extents = dict(patch_min=1, patch_max=[min(5, length) for length in shape])
-    families = [
-        (AxisAligned(), 0.1),
-        (SignedPatches(bands=2, **extents), 0.3),
-        (SignedPatches(bands=3, **extents), 0.2),
+    window = dict(
+        shift_min=[min(2, length) for length in shape],
+        shift_max=[min(8, length) for length in shape],
+        reduce="both",
+    )
+    families = [(AxisAligned(), 0.1)]
+    for family, p in (
+        *[(SignedPatches(bands=b, **extents), p) for b, p in bands_of(shape, 0.3, 0.2)],
         (Gabors(**extents), 0.3),
         (Patches(**extents), 0.1),
-    ]
+    ):
+        families += [(family, p / 2), (Pooled(family, **window), p / 2)]
     return _normalised(families), 400
+
+
+def bands_of(shape, edges, lines):
+    """(bands, probability) of the signed patches an image of ``shape`` can hold."""
+    return [(b, p) for b, p in ((2, edges), (3, lines)) if max(shape) >= b]
 
 
 def _normalised(families):
