@@ -95,7 +95,7 @@ def mnist1d_rows(args):
 
     X, y, X_test, y_test = mnist1d()
     rounds, rows = 300, []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         common = dict(n_jobs=args.threads, random_state=seed)
         models = [
             (
@@ -128,7 +128,9 @@ def mnist1d_rows(args):
                 )
             )
         for name, model in models:
-            extra = dict(experiment="mnist1d", seed=seed, rounds=rounds)
+            # Forests have no rounds.
+            extra = dict(experiment="mnist1d", seed=seed)
+            extra["rounds"] = rounds if "boosted" in name else ""
             rows.append(run(name, model, X, y, X_test, y_test, args.threads, **extra))
     return rows
 
@@ -161,6 +163,7 @@ def main():
     parser.add_argument("--part", choices=("mnist1d", "fashion"), required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=1, help="mnist1d seeds")
+    parser.add_argument("--first-seed", type=int, default=0, help="mnist1d")
     parser.add_argument(
         "--pooled-only", action="store_true", help="mnist1d: skip the unpooled model"
     )
