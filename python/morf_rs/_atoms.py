@@ -12,6 +12,7 @@ import inspect
 import math
 
 from morf_rs._params import MAX_FEATURES_AXIS, MAX_FEATURES_OBLIQUE, Param
+from morf_rs._presets import preset
 from morf_rs._validation import (
     check_int,
     check_real,
@@ -19,7 +20,7 @@ from morf_rs._validation import (
     per_axis_bools,
     per_axis_ints,
 )
-from morf_rs.dictionary import Geometry, engine_dictionary, preset
+from morf_rs.dictionary import Geometry, engine_dictionary
 
 __all__ = ["AxisAtoms", "ObliqueAtoms", "PatchAtoms"]
 
@@ -130,7 +131,7 @@ took Fashion-MNIST's test error from 0.120 (papers' MORF) to 0.103; see
 :mod:`morf_rs.dictionary` and README.md for signals and graphs. The presets
 ``"signals"`` and ``"images"`` name measured mixtures (signals: pooled atoms,
 translation invariant) and, unless ``max_features`` is given, their number of
-candidates (see :func:`morf_rs.dictionary.preset`).
+candidates (see README.md, Pooled atoms and the presets).
 """,
         ),
     )
