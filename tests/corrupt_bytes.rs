@@ -18,6 +18,18 @@ fn halves(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
     (x, y)
 }
 
+/// Patches on a 2x3 image whose second axis wraps, pooled over windows of shifts:
+/// damaged windows must be caught as damaged atoms are.
+fn pooled_patches() -> AtomKind {
+    let image = Patches::new(vec![2, 3], vec![1, 1], vec![2, 2]).with_wrap(vec![false, true]);
+    AtomKind::Pooled(morf_rs::atoms::Pooled {
+        family: Box::new(AtomKind::Patches(image)),
+        shift_min: vec![1, 1],
+        shift_max: vec![2, 3],
+        reduce: morf_rs::atoms::Reductions::Both,
+    })
+}
+
 /// Small forests of each atom kind, one of them honest with leaves that cast no vote.
 fn small_forests() -> Vec<Forest> {
     let (x, y) = halves(40, 1);
@@ -40,6 +52,10 @@ fn small_forests() -> Vec<Forest> {
                 feature_combinations: 2.0,
             },
             max_features: MaxFeatures::Count(4),
+            ..base.clone()
+        },
+        ForestParams {
+            atoms: pooled_patches(),
             ..base
         },
     ]
@@ -367,6 +383,7 @@ fn forests_of_every_atom_kind_pass_the_loader_validation() {
             (AtomKind::AxisAligned, 0.3),
             (AtomKind::Gabors(image.clone()), 0.7),
         ]),
+        pooled_patches(),
     ];
     for atoms in kinds {
         let params = ForestParams {

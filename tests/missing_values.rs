@@ -62,6 +62,11 @@ fn splits(tree: &Tree) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
                 right,
                 missing_left,
                 ..
+            }
+            | Node::SplitPooled {
+                right,
+                missing_left,
+                ..
             } => Some((id, right as usize, missing_left)),
             Node::Leaf { .. } => None,
         })

@@ -7,16 +7,18 @@
 //! forest of signed patches, patch sums and single features fitted with missing values
 //! (weighted atoms and the side missing values take are what version 3 added), and
 //! `regression_v3.bin` with `regression_v3_values.bin` a regression forest (leaves of
-//! mean values, also new in version 3). A change to the saved layout must bump
+//! mean values, also new in version 3); version 4 (`regression_v4.bin` too) adds pooled
+//! patches (the splits and windows version 4 added). A change to the saved layout must bump
 //! `FORMAT_VERSION` and keep reading the older versions, or this test fails.
-//! Boosted models have their own version: `booster_v{N}.bin` and `booster_v{N}_proba.bin`.
+//! Boosted models have their own version: `booster_v{N}.bin` and `booster_v{N}_proba.bin`
+//! (version 2 added pooled splits).
 //! `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files of the
 //! current versions, for a deliberate new version only.
 
 use std::path::PathBuf;
 use std::sync::Once;
 
-use morf_rs::atoms::{Patches, SignedPatches};
+use morf_rs::atoms::{Patches, Pooled, Reductions, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Criterion, FitControl, Forest, ForestParams,
@@ -81,7 +83,16 @@ fn current_dictionary() -> AtomKind {
             AtomKind::SignedPatches(SignedPatches::new(image.clone(), 3)),
             0.5,
         ),
-        (AtomKind::Patches(image), 0.3),
+        (AtomKind::Patches(image.clone()), 0.15),
+        (
+            AtomKind::Pooled(Pooled {
+                family: Box::new(AtomKind::Patches(image)),
+                shift_min: vec![1, 1],
+                shift_max: vec![3, 6],
+                reduce: Reductions::Both,
+            }),
+            0.15,
+        ),
         (AtomKind::AxisAligned, 0.2),
     ])
 }
@@ -206,7 +217,8 @@ fn saved_forests_of_every_version_load_and_predict_as_saved() {
                             let atom = tree.atom(atom_start, atom_len);
                             Some((atom.weights.iter().any(|&w| w < 0.0), missing_left))
                         }
-                        Node::SplitOnFeature { missing_left, .. } => Some((false, missing_left)),
+                        Node::SplitOnFeature { missing_left, .. }
+                        | Node::SplitPooled { missing_left, .. } => Some((false, missing_left)),
                         Node::Leaf { .. } => None,
                     })
                 })
@@ -218,22 +230,36 @@ fn saved_forests_of_every_version_load_and_predict_as_saved() {
                 "no missing-right side"
             );
         }
+        if version >= 4 {
+            assert!(
+                forest.trees().iter().any(has_pooled_split),
+                "no pooled split"
+            );
+        }
     }
+}
+
+fn has_pooled_split(tree: &morf_rs::Tree) -> bool {
+    tree.nodes()
+        .iter()
+        .any(|node| matches!(node, Node::SplitPooled { .. }))
 }
 
 #[test]
 fn saved_regression_forests_load_and_predict_as_saved() {
     write_fixtures_if_asked();
-    let bytes = std::fs::read(fixture(&format!("regression_v{FORMAT_VERSION}.bin"))).unwrap();
-    let forest = Forest::from_bytes(&bytes).unwrap();
-    let predicted = forest
-        .predict_values(probe_for(FORMAT_VERSION).view(), 1)
-        .unwrap();
-    assert_eq!(predicted.ncols(), 2);
-    assert_eq!(
-        predicted.iter().copied().collect::<Vec<_>>(),
-        read_little_endian(&format!("regression_v{FORMAT_VERSION}_values.bin"))
-    );
+    // Regression forests came with version 3.
+    for version in 3..=FORMAT_VERSION {
+        let bytes = std::fs::read(fixture(&format!("regression_v{version}.bin"))).unwrap();
+        let forest = Forest::from_bytes(&bytes).unwrap();
+        let predicted = forest.predict_values(probe_for(version).view(), 1).unwrap();
+        assert_eq!(predicted.ncols(), 2);
+        assert_eq!(
+            predicted.iter().copied().collect::<Vec<_>>(),
+            read_little_endian(&format!("regression_v{version}_values.bin")),
+            "version {version}"
+        );
+    }
 }
 
 #[test]
@@ -249,5 +275,11 @@ fn saved_boosters_of_every_version_load_and_predict_as_saved() {
             read_little_endian(&format!("booster_v{version}_proba.bin")),
             "booster version {version}"
         );
+        if version >= 2 {
+            assert!(
+                booster.trees().iter().any(has_pooled_split),
+                "no pooled split"
+            );
+        }
     }
 }

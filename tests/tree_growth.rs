@@ -29,9 +29,9 @@ fn thresholds(tree: &Tree) -> Vec<f32> {
     tree.nodes()
         .iter()
         .filter_map(|node| match node {
-            Node::SplitOnFeature { threshold, .. } | Node::Split { threshold, .. } => {
-                Some(*threshold)
-            }
+            Node::SplitOnFeature { threshold, .. }
+            | Node::Split { threshold, .. }
+            | Node::SplitPooled { threshold, .. } => Some(*threshold),
             Node::Leaf { .. } => None,
         })
         .collect()

@@ -8,10 +8,12 @@ and checked in one place.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import ClassVar
 
 from morf_rs._constraints import Constraint, FamilyParameter, MaxFeatures
+from morf_rs._presets import preset
 from morf_rs._validation import (
     check_int,
     check_real,
@@ -105,6 +107,18 @@ class PatchAtoms(AxisAtoms):
         if self.dictionary is None:
             return {**image, "patch_min": patch_min, "patch_max": patch_max}
         geometry = Geometry(n_features, shape, patch_min, patch_max, wrap, contiguous)
+        if isinstance(self.dictionary, str):
+            families, max_features = preset(self.dictionary, geometry)
+            params = {
+                **image,
+                "atoms": "dictionary",
+                "dictionary": engine_dictionary(families, geometry),
+            }
+            # The preset's candidates, unless max_features was set.
+            default = inspect.signature(type(self)).parameters["max_features"].default
+            if self.max_features == default:
+                params["max_features"] = max_features
+            return params
         return {
             **image,
             "atoms": "dictionary",

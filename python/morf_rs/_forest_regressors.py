@@ -56,7 +56,7 @@ class ManifoldObliqueForestRegressor(PatchAtoms, ForestRegressor):
     contiguous : bool or tuple of bool, default=True
         Whether patches are runs of adjacent cells along an axis; False takes
         random distinct positions instead (e.g. for unordered sensors).
-    dictionary : family or list of (family, probability), default=None
+    dictionary : str, family or list of (family, probability), default=None
         The atom families split directions are drawn from (see
         :mod:`morf_rs.dictionary`), each with its probability (they sum to 1):
         signed patches (edges, lines), bumps, Gabor-like stripes, single features,
@@ -67,7 +67,10 @@ class ManifoldObliqueForestRegressor(PatchAtoms, ForestRegressor):
         ``[(SignedPatches(bands=2), 0.55), (SignedPatches(bands=3), 0.35),
         (AxisAligned(), 0.1)]`` with ``max_features=56`` and ``bootstrap=False``
         took Fashion-MNIST's test error from 0.120 (papers' MORF) to 0.103; see
-        :mod:`morf_rs.dictionary` and README.md for signals and graphs.
+        :mod:`morf_rs.dictionary` and README.md for signals and graphs. The presets
+        ``"signals"`` and ``"images"`` name measured mixtures (signals: pooled atoms,
+        translation invariant) and, unless ``max_features`` is given, their number of
+        candidates (see README.md, Pooled atoms and the presets).
     max_features : int, float, "sqrt", "log2" or None, default=1.0
         Candidate atoms per split: a count, a fraction of n_features, sqrt or log2
         of n_features, or n_features. May exceed n_features.
@@ -185,7 +188,7 @@ class ManifoldObliqueForestRegressor(PatchAtoms, ForestRegressor):
         patch_max: int | Sequence[int] | None = None,
         wrap: bool | Sequence[bool] = False,
         contiguous: bool | Sequence[bool] = True,
-        dictionary: Family | Sequence[tuple[Family, float]] | None = None,
+        dictionary: str | Family | Sequence[tuple[Family, float]] | None = None,
         max_features: int | float | Literal["sqrt", "log2"] | None = 1.0,
         criterion: Literal["squared_error", "poisson"] = "squared_error",
         max_depth: int | None = None,

@@ -54,6 +54,13 @@ class TreeStructure:
     impurity_decrease : ndarray of float64, shape (node_count,)
         Each split's weighted impurity decrease, relative to the root's weight;
         0 at leaves.
+    pool_reduce : ndarray of int8, shape (node_count,)
+        For a split on a pooled atom (:class:`~morf_rs.dictionary.Pooled`), 1
+        where it takes the maximum over its window and -1 the minimum; 0 for
+        other nodes. A pooled split's atom is its base atom.
+    pool_shift_low, pool_shift_high : ndarray of int64, shape (node_count, n_axes)
+        The window of a pooled split: the base atom moved by every shift from
+        ``pool_shift_low`` to ``pool_shift_high`` per image axis (0 elsewhere).
     """
 
     children_left: np.ndarray
@@ -68,6 +75,9 @@ class TreeStructure:
     n_node_samples: np.ndarray
     weighted_n_node_samples: np.ndarray
     impurity_decrease: np.ndarray
+    pool_reduce: np.ndarray
+    pool_shift_low: np.ndarray
+    pool_shift_high: np.ndarray
 
     @property
     def node_count(self):
@@ -135,7 +145,8 @@ class InspectTrees:
         """
         check_is_fitted(self)
         index = check_int("index", index, 0, self._forest.n_estimators - 1)
-        return TreeStructure(**self._forest.tree_arrays(index))
+        n_axes = len(getattr(self, "image_shape_", None) or (1,))
+        return TreeStructure(**self._forest.tree_arrays(index, n_axes))
 
 
 def _decision_path(model, X):

@@ -63,6 +63,7 @@ __all__ = [
     "Gabors",
     "GraphAtoms",
     "Patches",
+    "Pooled",
     "SignedPatches",
     "SparseOblique",
     "grid_graph",
@@ -303,6 +304,104 @@ class Gabors(_ImageFamily):
     _engine_name = "gabors"
 
 
+class Pooled(Family):
+    """An image family's atoms pooled over a window of shifts: translation invariance.
+
+    A pooled atom projects a row to the maximum (``reduce="max"``) or minimum
+    (``"min"``) of its base atom's response over a window of shifts, so it finds a
+    pattern anywhere in the window rather than at one place. Per axis the window
+    holds a number of shifts uniform in ``[shift_min, shift_max]``. Along an axis
+    that does not wrap, it is cut to the shifts that keep the whole base atom inside
+    the image (nothing is padded), so ``shift_max=None`` pools over every position
+    the atom fits at (global pooling); along a cyclic (``wrap``) axis shifted cells
+    continue around the end. Axes that are not contiguous are not shifted. A response
+    touching a missing value makes the pooled value missing. Images of at most 4
+    axes.
+
+    A pooled value costs one plain projection per shift (summed side by side along
+    the last axis); a model with pooled atoms is stored as base atoms and windows.
+
+    Parameters
+    ----------
+    family : Patches, SignedPatches, Bumps or Gabors
+        The base atoms.
+    shift_min : int or tuple of int, default=1
+        Fewest shifts per axis (or one value for all axes).
+    shift_max : int, tuple of int or None, default=None
+        Most shifts per axis; None: the whole axis.
+    reduce : {"max", "min", "both"}, default="max"
+        The maximum, the minimum, or either with equal chance for each atom.
+
+    Examples
+    --------
+    >>> from morf_rs.dictionary import Pooled, SignedPatches
+    >>> Pooled(SignedPatches(bands=2), shift_min=4, shift_max=8, reduce="both")
+    Pooled(family=SignedPatches(bands=2, patch_min=None, patch_max=None), \
+shift_min=4, shift_max=8, reduce='both')
+    """
+
+    _engine_name = "pooled"
+
+    def __init__(self, family, shift_min=1, shift_max=None, reduce="max"):
+        if not isinstance(family, _ImageFamily):
+            raise TypeError(
+                "Pooled needs an image family (Patches, SignedPatches, Bumps or "
+                f"Gabors) to pool, got {family!r}."
+            )
+        if reduce not in ("max", "min", "both"):
+            raise ValueError(
+                f"Pooled: reduce must be 'max', 'min' or 'both', got {reduce!r}."
+            )
+        self.family = family
+        self.shift_min = shift_min
+        self.shift_max = shift_max
+        self.reduce = reduce
+
+    def _fields(self):
+        return {
+            "family": self.family,
+            "shift_min": self.shift_min,
+            "shift_max": self.shift_max,
+            "reduce": self.reduce,
+        }
+
+    def _engine(self, geometry):
+        shape = geometry.image_shape
+        if len(shape) > 4:
+            raise ValueError(
+                f"{self!r}: pooled atoms shift along at most 4 image axes; "
+                f"image_shape {shape} has {len(shape)}."
+            )
+        bounds = []
+        for name, value in (
+            ("shift_min", self.shift_min),
+            ("shift_max", self.shift_max),
+        ):
+            values = per_axis(f"{self!r}: {name}", value, len(shape))
+            bounds.append(
+                [
+                    length
+                    if v is None
+                    else check_int(f"{self!r}: {name}[{k}]", v, 1, length)
+                    for k, (v, length) in enumerate(zip(values, shape))
+                ]
+            )
+        low, high = bounds
+        for axis in range(len(shape)):
+            if low[axis] > high[axis]:
+                raise ValueError(
+                    f"{self!r}: shift_min[{axis}]={low[axis]} is larger than "
+                    f"shift_max[{axis}]={high[axis]}."
+                )
+        return {
+            **super()._engine(geometry),
+            "base": self.family._engine(geometry),
+            "shift_min": low,
+            "shift_max": high,
+            "reduce": self.reduce,
+        }
+
+
 def engine_dictionary(dictionary, geometry):
     """The engine's list of families, each with its probability, checked."""
     if isinstance(dictionary, Family):
@@ -311,7 +410,8 @@ def engine_dictionary(dictionary, geometry):
         dictionary, (list, tuple)
     ):
         raise TypeError(
-            "dictionary must be None, an atom family such as SignedPatches(), or a "
+            'dictionary must be None, a preset ("signals", "images"), an atom family '
+            "such as SignedPatches(), or a "
             f"list of (family, probability) pairs; got {dictionary!r}."
         )
     if len(dictionary) == 0:

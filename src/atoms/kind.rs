@@ -4,6 +4,7 @@ use super::graph::{GraphAtoms, GraphSampler};
 use super::mixture::MixtureSampler;
 use super::oblique::MAX_FEATURE_COMBINATIONS;
 use super::patch::{PatchSampler, Patches};
+use super::pooled::{Pooled, PooledSampler};
 use super::signed::{SignedPatchSampler, SignedPatches};
 use super::weighted::{Profile, WeightedPatchSampler};
 use super::{AtomSampler, AxisAlignedSampler, SparseObliqueSampler};
@@ -45,6 +46,9 @@ pub enum AtomKind {
     /// sum to 1). Families of probability 0 are never drawn, and a mixture with one
     /// family left draws exactly as that family does.
     Mixture(Vec<(AtomKind, f64)>),
+    /// An image family's atoms pooled over windows of shifts: the maximum or minimum
+    /// of the atom's responses ([`Pooled`]).
+    Pooled(Pooled),
 }
 
 /// Bounds on the weights of every atom a dictionary draws, all whole numbers: they
@@ -85,6 +89,7 @@ impl AtomKind {
             AtomKind::Bumps(patches) => Profile::Bump.validate(patches, n_features),
             AtomKind::Gabors(patches) => Profile::Gabor.validate(patches, n_features),
             AtomKind::Graph(graph) => graph.validate(n_features),
+            AtomKind::Pooled(pooled) => pooled.validate(n_features),
             AtomKind::Mixture(families) => {
                 if families.is_empty() {
                     return Err(invalid("dictionary", "needs at least one family"));
@@ -125,6 +130,7 @@ impl AtomKind {
                 Box::new(WeightedPatchSampler::new(patches.clone(), Profile::Gabor))
             }
             AtomKind::Graph(graph) => Box::new(GraphSampler::new(graph)),
+            AtomKind::Pooled(pooled) => Box::new(PooledSampler::new(pooled, n_features)),
             AtomKind::Mixture(families) => {
                 let mut drawn: Vec<_> = families
                     .iter()
@@ -149,6 +155,10 @@ impl AtomKind {
             AtomKind::Bumps(patches) => Profile::Bump.weight_bounds(patches),
             AtomKind::Gabors(patches) => Profile::Gabor.weight_bounds(patches),
             AtomKind::Graph(graph) => graph.weight_bounds(),
+            AtomKind::Pooled(pooled) => {
+                let bounds = pooled.family.weight_bounds();
+                (bounds.max_abs, bounds.spread)
+            }
             AtomKind::Mixture(families) => families
                 .iter()
                 .filter(|(_, p)| *p > 0.0)
@@ -156,6 +166,18 @@ impl AtomKind {
                 .fold((1, 1), |(a, s), b| (a.max(b.max_abs), s.max(b.spread))),
         };
         WeightBounds { max_abs, spread }
+    }
+
+    /// Whether some atom this dictionary draws is pooled: pooled atoms read X itself,
+    /// so split search then reads no running sums.
+    pub fn pools(&self) -> bool {
+        match self {
+            AtomKind::Pooled(_) => true,
+            AtomKind::Mixture(families) => families
+                .iter()
+                .any(|(family, p)| *p > 0.0 && family.pools()),
+            _ => false,
+        }
     }
 
     /// Expected length of the runs of neighbouring features of equal weight in an
@@ -171,7 +193,9 @@ impl AtomKind {
             | AtomKind::SparseOblique { .. }
             | AtomKind::Bumps(_)
             | AtomKind::Gabors(_)
-            | AtomKind::Graph(_) => 1.0,
+            | AtomKind::Graph(_)
+            // Pooled atoms are projected from X itself, never through running sums.
+            | AtomKind::Pooled(_) => 1.0,
             AtomKind::Mixture(families) => families
                 .iter()
                 .map(|(family, p)| p * family.mean_run_length())

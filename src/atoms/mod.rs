@@ -1,7 +1,8 @@
 //! Atom samplers: the distributions of candidate split directions.
 //!
 //! An atom is a sparse vector `a` (feature indices and weights); a sample `x` projects
-//! to `a · x`. Axis-aligned forests, sparse oblique forests (SPORF) and manifold oblique
+//! to `a · x`; a pooled atom adds a window of shifts and projects to the maximum or
+//! minimum of the shifted atom's responses ([`Window`]). Axis-aligned forests, sparse oblique forests (SPORF) and manifold oblique
 //! forests (MORF) differ only in the dictionary ([`AtomKind`]) whose sampler draws a
 //! node's candidate atoms. Besides the papers' families, a dictionary may hold signed
 //! and weighted patches, atoms over a user-given graph, and mixtures of these.
@@ -14,9 +15,11 @@ mod kind;
 mod mixture;
 mod oblique;
 mod patch;
+mod pooled;
 mod set;
 mod signed;
 mod weighted;
+mod window;
 
 pub use axis::AxisAlignedSampler;
 pub use count::{MaxFeatures, MAX_NODE_PROJECTIONS};
@@ -25,9 +28,11 @@ pub use kind::{AtomKind, WeightBounds};
 pub use mixture::MixtureSampler;
 pub use oblique::SparseObliqueSampler;
 pub use patch::{PatchSampler, Patches};
+pub use pooled::{Pooled, PooledSampler, Reductions};
 pub use set::{Atom, AtomSet};
 pub use signed::{SignedPatchSampler, SignedPatches};
 pub use weighted::{Profile, WeightedPatchSampler};
+pub use window::{project_pooled, Reduce, Window, MAX_POOL_AXES};
 
 use crate::rng::Rng;
 

@@ -1,5 +1,6 @@
 //! Atoms as sparse vectors, and the flat buffers a node's candidate atoms live in.
 
+use super::window::{project_pooled, Window};
 use crate::data::Feature;
 
 /// A borrowed sparse atom.
@@ -9,6 +10,9 @@ pub struct Atom<'a> {
     pub indices: &'a [u32],
     /// One weight per index.
     pub weights: &'a [f32],
+    /// For a pooled atom, its window of shifts; `indices` and `weights` are then the
+    /// base atom.
+    pub window: Option<&'a Window>,
 }
 
 impl Atom<'_> {
@@ -25,9 +29,13 @@ impl Atom<'_> {
     }
 
     /// The projection `a · x` of one row, summed in index order (the same order at
-    /// training and scoring time, so both see identical values).
+    /// training and scoring time, so both see identical values); for a pooled atom,
+    /// the reduction of the shifted atom's responses ([`project_pooled`]).
     #[inline]
     pub fn project<T: Feature>(&self, row: &[T]) -> f32 {
+        if let Some(window) = self.window {
+            return project_pooled(self.indices, self.weights, window, row);
+        }
         // Single-feature atoms (all of an axis-aligned forest's) skip the loop and its
         // hard-to-predict exit branch.
         if let ([index], [weight]) = (self.indices, self.weights) {
@@ -48,6 +56,8 @@ pub struct AtomSet {
     offsets: Vec<usize>,
     indices: Vec<u32>,
     weights: Vec<f32>,
+    /// Per atom, its window if it is pooled.
+    windows: Vec<Option<Window>>,
 }
 
 impl AtomSet {
@@ -57,6 +67,7 @@ impl AtomSet {
         self.offsets.push(0);
         self.indices.clear();
         self.weights.clear();
+        self.windows.clear();
     }
 
     /// Appends an atom given as unsorted (index, weight) pairs with distinct indices.
@@ -68,6 +79,7 @@ impl AtomSet {
             self.weights.push(weight);
         }
         self.offsets.push(self.indices.len());
+        self.windows.push(None);
     }
 
     /// Appends an atom whose weights are all one.
@@ -76,13 +88,28 @@ impl AtomSet {
         self.indices.extend_from_slice(indices);
         self.weights.extend(std::iter::repeat_n(1.0, indices.len()));
         self.offsets.push(self.indices.len());
+        self.windows.push(None);
     }
 
-    /// Appends a copy of `atom`.
+    /// Appends a copy of `atom`, pooled or not.
     pub fn push(&mut self, atom: Atom<'_>) {
         self.indices.extend_from_slice(atom.indices);
         self.weights.extend_from_slice(atom.weights);
         self.offsets.push(self.indices.len());
+        self.windows.push(atom.window.copied());
+    }
+
+    /// Appends the plain atom `base` pooled over `window`.
+    pub fn push_pooled(&mut self, base: Atom<'_>, window: Window) {
+        self.push(Atom {
+            window: Some(&window),
+            ..base
+        });
+    }
+
+    /// Whether some atom of the set is pooled.
+    pub fn has_pooled(&self) -> bool {
+        self.windows.iter().any(Option::is_some)
     }
 
     /// Number of atoms.
@@ -101,6 +128,7 @@ impl AtomSet {
         Atom {
             indices: &self.indices[range.clone()],
             weights: &self.weights[range],
+            window: self.windows[i].as_ref(),
         }
     }
 
@@ -119,7 +147,13 @@ impl AtomSet {
     ///
     /// [`Rows::running_sums`]: crate::data::Rows::running_sums
     /// [`Rows::whole_range`]: crate::data::Rows::whole_range
+    ///
+    /// Pooled atoms have no running-sum form (a shift crosses the rows' seams); split
+    /// search reads X itself where the dictionary pools ([`AtomKind::pools`]).
+    ///
+    /// [`AtomKind::pools`]: super::AtomKind::pools
     pub fn to_running_sums(&self, out: &mut AtomSet) {
+        debug_assert!(!self.has_pooled(), "pooled atoms over running sums");
         out.clear();
         for i in 0..self.len() {
             let atom = self.get(i);
@@ -148,6 +182,7 @@ impl AtomSet {
                 out.push_term(last, last_weight);
             }
             out.offsets.push(out.indices.len());
+            out.windows.push(None);
         }
     }
 

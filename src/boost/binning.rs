@@ -128,12 +128,9 @@ impl BinnedAtoms {
                     let n_edges = quantile_edges(&keys, max_bins, edges);
                     *n_bins = n_edges as u16 + 1 + u16::from(missing);
                 }
-                let mut block = Vec::with_capacity(BLOCK);
-                for start in (0..m).step_by(BLOCK) {
-                    block.clear();
-                    block.extend(start as u32..m.min(start + BLOCK) as u32);
-                    projector.project(rows, row_of, &block, &group, &mut values);
-                    let len = block.len();
+                // Bins the projections of positions `start..start + len`, atom after
+                // atom `len` values each.
+                let mut bin_block = |start: usize, len: usize, values: &[f32]| {
                     for (a, (edges, &n_bins)) in
                         edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
                     {
@@ -155,6 +152,19 @@ impl BinnedAtoms {
                             }
                         }
                     }
+                };
+                if s == m {
+                    // The edge sample is every position in order: its projections
+                    // are already at hand (costly to redo for pooled atoms).
+                    bin_block(0, m, &values);
+                    return;
+                }
+                let mut block = Vec::with_capacity(BLOCK);
+                for start in (0..m).step_by(BLOCK) {
+                    block.clear();
+                    block.extend(start as u32..m.min(start + BLOCK) as u32);
+                    projector.project(rows, row_of, &block, &group, &mut values);
+                    bin_block(start, block.len(), &values);
                 }
             });
     }

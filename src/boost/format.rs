@@ -1,21 +1,51 @@
 //! The saved format of a boosted model: the crate's framing (magic bytes `MOGB`,
 //! version, postcard body, CRC-32) around the model, read strictly and validated.
+//!
+//! Version 2 added pooled splits (`Node::SplitPooled` and the trees' windows);
+//! version 1 models read through a frozen copy of their layout.
+
+use serde::Deserialize;
 
 use super::loss::Loss;
 use super::model::Booster;
 use crate::error::Result;
 use crate::runtime::frame::{damaged, decode_exact, Framing};
-use crate::tree::Task;
+use crate::tree::{Task, TreeV3};
 
 /// Version of the saved layout of boosted models; bumped whenever it changes.
-pub const BOOSTER_FORMAT_VERSION: u16 = 1;
+pub const BOOSTER_FORMAT_VERSION: u16 = 2;
 
 const BOOSTER_FRAMING: Framing = Framing {
     magic: *b"MOGB",
-    oldest: BOOSTER_FORMAT_VERSION,
+    oldest: 1,
     current: BOOSTER_FORMAT_VERSION,
-    first_checksummed: BOOSTER_FORMAT_VERSION,
+    first_checksummed: 1,
 };
+
+/// A version 1 model: its trees had no windows. This definition must never change.
+#[derive(Deserialize)]
+struct BoosterV1 {
+    n_features: usize,
+    loss: Loss,
+    baseline: Vec<f64>,
+    trees: Vec<TreeV3>,
+    train_loss: Vec<f64>,
+    validation_loss: Vec<f64>,
+}
+
+impl BoosterV1 {
+    fn into_current(self) -> Booster {
+        Booster {
+            n_features: self.n_features,
+            loss: self.loss,
+            baseline: self.baseline,
+            trees: self.trees.into_iter().map(TreeV3::into_current).collect(),
+            train_loss: self.train_loss,
+            validation_loss: self.validation_loss,
+            scoring: Default::default(),
+        }
+    }
+}
 
 impl Booster {
     /// The model as compact versioned bytes, for [`Booster::from_bytes`].
@@ -28,8 +58,11 @@ impl Booster {
     /// either load as a model that scores safely or give
     /// [`MorfError::Deserialize`](crate::MorfError).
     pub fn from_bytes(bytes: &[u8]) -> Result<Booster> {
-        let (_, body) = BOOSTER_FRAMING.open(bytes)?;
-        let model: Booster = decode_exact(body)?;
+        let (version, body) = BOOSTER_FRAMING.open(bytes)?;
+        let model: Booster = match version {
+            1 => decode_exact::<BoosterV1>(body)?.into_current(),
+            _ => decode_exact(body)?,
+        };
         let n_outputs = model.loss.n_outputs();
         let consistent = model.n_features > 0
             && !matches!(model.loss, Loss::MultinomialLogLoss { n_classes } if n_classes < 3)

@@ -384,11 +384,7 @@ fn lay_out(nodes: &[GrowingNode], binned: &BinnedAtoms, limits: &GrowLimits) -> 
     while let Some((id, right_of)) = stack.pop() {
         let index = tree.nodes.len() as u32;
         if let Some(parent) = right_of {
-            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } =
-                &mut tree.nodes[parent]
-            {
-                *right = index;
-            }
+            tree.nodes[parent].set_right(index);
         }
         let node = &nodes[id];
         tree.node_samples.push(node.sums.n);

@@ -137,7 +137,8 @@ impl Forest {
             counter: TreeCounter::new(control, trees.len()),
         };
         let long_runs = params.atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
-        let running_sums = long_runs && exact_for(bounds.spread).is_some();
+        // Pooled atoms read X itself: their shifts have no running-sum form.
+        let running_sums = long_runs && !params.atoms.pools() && exact_for(bounds.spread).is_some();
         let width = task.width();
         let trees = with_threads(params.n_threads, || match params.criterion {
             Criterion::Gini => {

@@ -8,7 +8,7 @@ use pyo3::types::{PyDict, PyList};
 use serde::Deserialize;
 
 use super::bad_choice;
-use crate::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
+use crate::atoms::{GraphAtoms, Pooled, Reductions, SamplingGraph, SignedPatches};
 use crate::{AtomKind, Patches};
 
 /// The key of the families of a mixture (`atoms="dictionary"`), a list of dicts that
@@ -28,7 +28,7 @@ pub(super) struct AtomInput {
 }
 
 /// Keys of a family in `params["dictionary"]`, besides "family" and "probability".
-const FAMILY_KEYS: [&str; 9] = [
+const FAMILY_KEYS: [&str; 13] = [
     "patch_min",
     "patch_max",
     "bands",
@@ -38,6 +38,10 @@ const FAMILY_KEYS: [&str; 9] = [
     "min_size",
     "max_size",
     "signed",
+    "base",
+    "shift_min",
+    "shift_max",
+    "reduce",
 ];
 
 /// The dictionary `input` names: "axis", "oblique", "patch" (the papers' families),
@@ -116,11 +120,37 @@ fn parse_family(image: &AtomInput, family: &Bound<'_, PyDict>) -> PyResult<AtomK
             max_size: required("max_size")?,
             signed: get(family, "signed")?.unwrap_or(false),
         }),
+        "pooled" => {
+            let base = family
+                .get_item("base")?
+                .ok_or_else(|| PyValueError::new_err("pooled atoms need a base family"))?;
+            let base = base
+                .cast::<PyDict>()
+                .map_err(|_| PyTypeError::new_err("a pooled family's base must be a dict"))?;
+            let per_axis = |key: &str| -> PyResult<Vec<usize>> {
+                get(family, key)?
+                    .ok_or_else(|| PyValueError::new_err(format!("pooled atoms need {key}")))
+            };
+            AtomKind::Pooled(Pooled {
+                family: Box::new(parse_family(image, base)?),
+                shift_min: per_axis("shift_min")?,
+                shift_max: per_axis("shift_max")?,
+                reduce: match get::<String>(family, "reduce")?.as_deref() {
+                    None | Some("max") => Reductions::Max,
+                    Some("min") => Reductions::Min,
+                    Some("both") => Reductions::Both,
+                    Some(other) => {
+                        return Err(bad_choice("reduce", other, "'max', 'min' or 'both'"))
+                    }
+                },
+            })
+        }
         other => {
             return Err(bad_choice(
                 "family",
                 other,
-                "'axis', 'oblique', 'patches', 'signed', 'bumps', 'gabors' or 'graph'",
+                "'axis', 'oblique', 'patches', 'signed', 'bumps', 'gabors', 'graph' or \
+                 'pooled'",
             ))
         }
     })

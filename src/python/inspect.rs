@@ -4,19 +4,33 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::atoms::{Reduce, MAX_POOL_AXES};
 use crate::{Leaves, Node, Tree};
 
 /// Marks "no child" and "no threshold" at leaves, as scikit-learn's `tree_` does.
 const UNDEFINED: i64 = -1;
 const NO_THRESHOLD: f64 = -2.0;
 
+/// `pool_reduce` of splits that are not pooled, of maxima, and of minima.
+const NOT_POOLED: i8 = 0;
+const REDUCE_MAX: i8 = 1;
+const REDUCE_MIN: i8 = -1;
+
 /// `tree` as a dict of arrays indexed by node id: `children_left`, `children_right`
 /// (-1 at leaves), `threshold` (-2 at leaves), `atom_ptr` (the atom of node `i` is
 /// `atom_features[atom_ptr[i]..atom_ptr[i + 1]]` with `atom_weights` alike; empty at
 /// leaves), `value` (n_nodes, width: leaf class distributions or mean values; 0 for
 /// splits and leaves that cast no vote), `votes` (whether a node is a leaf that
-/// votes), `missing_go_to_left` (where a split sends a missing projection), `n_node_samples`, `weighted_n_node_samples`, `impurity_decrease`.
-pub(super) fn tree_arrays<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'py, PyDict>> {
+/// votes), `missing_go_to_left` (where a split sends a missing projection), `n_node_samples`, `weighted_n_node_samples`, `impurity_decrease`,
+/// and for pooled splits (whose atom is then the base atom) `pool_reduce` (1: maximum,
+/// -1: minimum, 0: not pooled) with `pool_shift_low` and `pool_shift_high` (n_nodes,
+/// `n_axes`: the window's shifts per image axis; 0 where not pooled).
+pub(super) fn tree_arrays<'py>(
+    py: Python<'py>,
+    tree: &Tree,
+    n_axes: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n_axes = n_axes.clamp(1, MAX_POOL_AXES);
     let nodes = tree.nodes();
     let n_nodes = nodes.len();
     let width = tree.leaves().width();
@@ -29,6 +43,9 @@ pub(super) fn tree_arrays<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'
     let mut value = vec![0.0f64; n_nodes * width];
     let mut votes = vec![false; n_nodes];
     let mut missing_go_to_left = vec![false; n_nodes];
+    let mut reduce = vec![NOT_POOLED; n_nodes];
+    let mut shift_low = vec![0i64; n_nodes * n_axes];
+    let mut shift_high = vec![0i64; n_nodes * n_axes];
     atom_ptr.push(0i64);
     for (id, node) in nodes.iter().enumerate() {
         match *node {
@@ -56,6 +73,30 @@ pub(super) fn tree_arrays<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'
                 atom_weights.push(weight);
                 (left[id], right[id], threshold[id]) = (id as i64 + 1, r as i64, t as f64);
                 missing_go_to_left[id] = missing_left;
+            }
+            Node::SplitPooled {
+                right: r,
+                threshold: t,
+                atom_start,
+                atom_len,
+                window,
+                missing_left,
+            } => {
+                let atom = tree.atom(atom_start, atom_len);
+                atom_features.extend(atom.indices.iter().map(|&f| f as i64));
+                atom_weights.extend_from_slice(atom.weights);
+                (left[id], right[id], threshold[id]) = (id as i64 + 1, r as i64, t as f64);
+                missing_go_to_left[id] = missing_left;
+                let window = &tree.windows[window as usize];
+                let axes = MAX_POOL_AXES - n_axes;
+                for axis in 0..n_axes {
+                    shift_low[id * n_axes + axis] = window.low[axes + axis] as i64;
+                    shift_high[id * n_axes + axis] = window.high[axes + axis] as i64;
+                }
+                reduce[id] = match window.reduce {
+                    Reduce::Max => REDUCE_MAX,
+                    Reduce::Min => REDUCE_MIN,
+                };
             }
             Node::Leaf { .. } => {
                 let row = &mut value[id * width..(id + 1) * width];
@@ -95,5 +136,14 @@ pub(super) fn tree_arrays<'py>(py: Python<'py>, tree: &Tree) -> PyResult<Bound<'
     dict.set_item("weighted_n_node_samples", weights.into_pyarray(py))?;
     let decreases: Vec<f64> = tree.impurity_decreases.iter().map(|&d| d as f64).collect();
     dict.set_item("impurity_decrease", decreases.into_pyarray(py))?;
+    dict.set_item("pool_reduce", reduce.into_pyarray(py))?;
+    for (name, shifts) in [
+        ("pool_shift_low", shift_low),
+        ("pool_shift_high", shift_high),
+    ] {
+        let shifts = ndarray::Array2::from_shape_vec((n_nodes, n_axes), shifts)
+            .expect("one shift per node and axis");
+        dict.set_item(name, shifts.into_pyarray(py))?;
+    }
     Ok(dict)
 }

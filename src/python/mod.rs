@@ -359,8 +359,14 @@ impl PyForest {
         })
     }
 
-    /// Tree `index` as a dict of arrays indexed by node id.
-    fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
+    /// Tree `index` as a dict of arrays indexed by node id; pooled windows are given
+    /// over the last `n_axes` image axes.
+    fn tree_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        n_axes: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
             let tree = self.forest.trees().get(index).ok_or_else(|| {
                 PyValueError::new_err(format!(
@@ -368,7 +374,7 @@ impl PyForest {
                     self.forest.trees().len()
                 ))
             })?;
-            inspect::tree_arrays(py, tree)
+            inspect::tree_arrays(py, tree, n_axes)
         })
     }
 

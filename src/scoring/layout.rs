@@ -2,6 +2,8 @@
 //! as (column, weight) terms whose columns number only the features some split uses,
 //! so that a block of rows transposes no other feature.
 
+use crate::atoms::{project_pooled, Window};
+use crate::data::Feature;
 use crate::tree::{Node, Tree};
 
 /// A node of [`ScoringTrees`], numbered as in its tree.
@@ -26,9 +28,34 @@ pub(crate) enum ScoringNode {
         weight: f32,
         missing_left: bool,
     },
+    /// Rows whose pooled value on atom `pooled` of the layout goes left go to the
+    /// next node, the others to node `right`.
+    SplitPooled {
+        right: u32,
+        threshold: f32,
+        pooled: u32,
+        missing_left: bool,
+    },
     /// A leaf, with what its model stores for it (a boosted tree's value, a forest
     /// tree's offset in its leaves).
     Leaf { slot: u32 },
+}
+
+/// The base atom and window of a pooled split. Its shifts read features no term
+/// column holds, so it projects each row from X itself.
+#[derive(Debug, Clone)]
+pub(crate) struct PooledAtom {
+    indices: Vec<u32>,
+    weights: Vec<f32>,
+    window: Window,
+}
+
+impl PooledAtom {
+    /// The pooled value of `row`, as training computed it.
+    #[inline]
+    pub(super) fn project<T: Feature>(&self, row: &[T]) -> f32 {
+        project_pooled(&self.indices, &self.weights, &self.window, row)
+    }
 }
 
 /// How rows go down a model's trees, chosen from their shape: each way is the
@@ -66,6 +93,8 @@ pub(crate) struct ScoringTrees {
     pub(super) nodes: Vec<ScoringNode>,
     pub(super) term_columns: Vec<u32>,
     pub(super) term_weights: Vec<f32>,
+    /// The atoms of the pooled splits.
+    pub(super) pooled: Vec<PooledAtom>,
     /// Depth of the deepest leaf of any tree.
     pub(super) max_depth: usize,
     /// How rows go down these trees.
@@ -86,7 +115,7 @@ fn split_terms<'t>(tree: &'t Tree, node: &'t Node) -> Option<(&'t [u32], &'t [f3
         Node::SplitOnFeature {
             feature, weight, ..
         } => Some((std::slice::from_ref(feature), std::slice::from_ref(weight))),
-        Node::Leaf { .. } => None,
+        Node::SplitPooled { .. } | Node::Leaf { .. } => None,
     }
 }
 
@@ -120,6 +149,7 @@ impl ScoringTrees {
             nodes: Vec::with_capacity(trees.iter().map(|t| t.nodes().len()).sum()),
             term_columns: Vec::new(),
             term_weights: Vec::new(),
+            pooled: Vec::new(),
             max_depth: 0,
             walk: Walk::BlockMajor,
         };
@@ -172,6 +202,28 @@ impl ScoringTrees {
                             threshold,
                             terms_start,
                             terms_len: indices.len() as u32,
+                            missing_left,
+                        }
+                    }
+                    (
+                        &Node::SplitPooled {
+                            right,
+                            threshold,
+                            missing_left,
+                            ..
+                        },
+                        _,
+                    ) => {
+                        let atom = tree.split_atom(id).expect("a split");
+                        layout.pooled.push(PooledAtom {
+                            indices: atom.indices.to_vec(),
+                            weights: atom.weights.to_vec(),
+                            window: *atom.window.expect("a pooled atom"),
+                        });
+                        ScoringNode::SplitPooled {
+                            right,
+                            threshold,
+                            pooled: layout.pooled.len() as u32 - 1,
                             missing_left,
                         }
                     }

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 
 use super::lanes::{has_avx2, left_rows_fastest, Mask, BLOCK};
-use super::layout::{ScoringNode, ScoringTrees, Walk};
+use super::layout::{PooledAtom, ScoringNode, ScoringTrees, Walk};
 use crate::data::{Feature, Rows};
 use crate::runtime::control::is_cancelled;
 use crate::tree::goes_left;
@@ -86,7 +86,7 @@ impl ScoringTrees {
                 }
                 for b in 0..n_blocks {
                     let columns = b * block_len..(b + 1) * block_len;
-                    block.walk_tree(self, t, columns, all(b), b * BLOCK, &mut visit);
+                    block.walk_tree(self, rows, t, columns, all(b), b * BLOCK, &mut visit);
                 }
             }
         } else {
@@ -104,7 +104,7 @@ impl ScoringTrees {
                     if is_cancelled(cancel) {
                         return;
                     }
-                    block.walk_tree(self, t, 0..block_len, all(b), b * BLOCK, &mut visit);
+                    block.walk_tree(self, rows, t, 0..block_len, all(b), b * BLOCK, &mut visit);
                 }
             }
         }
@@ -201,6 +201,15 @@ impl ScoringTrees {
                         }
                         (sum, threshold, right, missing_left)
                     }
+                    ScoringNode::SplitPooled {
+                        right,
+                        threshold,
+                        pooled,
+                        missing_left,
+                    } => {
+                        let value = self.pooled[pooled as usize].project(row);
+                        (value, threshold, right, missing_left)
+                    }
                     ScoringNode::Leaf { .. } => {
                         leaves[lane_row[lane]] = id;
                         lane_node[lane] = 0;
@@ -259,9 +268,11 @@ fn transpose<T: Feature>(
 impl Block {
     /// Sends the rows of `all` of the block whose columns are `block` down tree `t`,
     /// calling `visit` at each leaf reached, leaves in the order of their ids.
-    fn walk_tree(
+    #[allow(clippy::too_many_arguments)]
+    fn walk_tree<T: Feature>(
         &mut self,
         layout: &ScoringTrees,
+        rows_of_x: &Rows<'_, T>,
         t: usize,
         block: Range<usize>,
         all: Mask,
@@ -293,6 +304,24 @@ impl Block {
                     }
                     continue;
                 }
+                &ScoringNode::SplitPooled {
+                    right,
+                    threshold,
+                    pooled,
+                    missing_left,
+                } => {
+                    let atom = &layout.pooled[pooled as usize];
+                    let mut left: Mask = 0;
+                    let mut pending = rows;
+                    while pending != 0 {
+                        let r = pending.trailing_zeros() as usize;
+                        let value = atom.project(rows_of_x.row(first_row + r));
+                        left |= Mask::from(goes_left(value, threshold, missing_left)) << r;
+                        pending &= pending - 1;
+                    }
+                    push_children(&mut self.stack, id, right, rows, left);
+                    continue;
+                }
                 &ScoringNode::Split {
                     right,
                     threshold,
@@ -317,39 +346,45 @@ impl Block {
                     *missing_left,
                 ),
             };
-            let left = rows
-                & left_rows_fastest(
-                    columns,
-                    self.avx2,
-                    terms,
-                    weights,
-                    threshold,
-                    missing_left,
-                    rows,
-                );
-            // The left child is visited first, as it comes first.
-            if rows & !left != 0 {
-                self.stack.push((right, rows & !left));
-            }
-            if left != 0 {
-                self.stack.push((id + 1, left));
-            }
+            let left = left_rows_fastest(
+                columns,
+                self.avx2,
+                terms,
+                weights,
+                threshold,
+                missing_left,
+                rows,
+            );
+            push_children(&mut self.stack, id, right, rows, left);
         }
-        walk_lanes(
-            layout,
-            nodes,
-            &self.lone,
-            &BlockColumns(columns),
-            |id, slot, r| {
-                visit(LeafRows {
-                    tree: t,
-                    node: id,
-                    slot,
-                    first_row,
-                    rows: 1 << r,
-                })
-            },
-        );
+        let values = BlockValues {
+            columns,
+            rows: rows_of_x,
+            first_row,
+        };
+        walk_lanes(layout, nodes, &self.lone, &values, |id, slot, r| {
+            visit(LeafRows {
+                tree: t,
+                node: id,
+                slot,
+                first_row,
+                rows: 1 << r,
+            })
+        });
+    }
+}
+
+/// Queues on `stack` the children of split `id` (right child `right`) that rows of
+/// `rows` reach, `left` holding those that go left.
+#[inline]
+fn push_children(stack: &mut Vec<(u32, Mask)>, id: u32, right: u32, rows: Mask, left: Mask) {
+    let left = rows & left;
+    // The left child is visited first, as it comes first.
+    if rows & !left != 0 {
+        stack.push((right, rows & !left));
+    }
+    if left != 0 {
+        stack.push((id + 1, left));
     }
 }
 
@@ -357,15 +392,26 @@ impl Block {
 trait LaneValues {
     /// Row `r`'s value in term column `column`.
     fn term(&self, column: u32, r: u32) -> f32;
+    /// Row `r`'s pooled value on `atom`.
+    fn pooled(&self, atom: &PooledAtom, r: u32) -> f32;
 }
 
-/// A block's transposed columns.
-struct BlockColumns<'c>(&'c [f32]);
+/// A block's transposed columns, and X's rows for what no column holds.
+struct BlockValues<'c, 'r, 'x, T: Clone> {
+    columns: &'c [f32],
+    rows: &'r Rows<'x, T>,
+    first_row: usize,
+}
 
-impl LaneValues for BlockColumns<'_> {
+impl<T: Feature> LaneValues for BlockValues<'_, '_, '_, T> {
     #[inline(always)]
     fn term(&self, column: u32, r: u32) -> f32 {
-        self.0[column as usize * BLOCK + r as usize]
+        self.columns[column as usize * BLOCK + r as usize]
+    }
+
+    #[inline]
+    fn pooled(&self, atom: &PooledAtom, r: u32) -> f32 {
+        atom.project(self.rows.row(self.first_row + r as usize))
     }
 }
 
@@ -427,6 +473,19 @@ fn walk_lanes(
                     let column = layout.column_of[feature as usize];
                     let sum = 0.0 + weight * values.term(column, r);
                     lanes[lane].0 = if goes_left(sum, threshold, missing_left) {
+                        id + 1
+                    } else {
+                        right
+                    };
+                }
+                ScoringNode::SplitPooled {
+                    right,
+                    threshold,
+                    pooled,
+                    missing_left,
+                } => {
+                    let value = values.pooled(&layout.pooled[pooled as usize], r);
+                    lanes[lane].0 = if goes_left(value, threshold, missing_left) {
                         id + 1
                     } else {
                         right

@@ -87,6 +87,7 @@ impl NodeProjector {
             // listing the features, which would cost more than the projections.
             self.line_features.clear();
             self.project_rows(rows, row_of, samples, atoms, out);
+            Self::project_pooled(rows, row_of, samples, atoms, out);
             return;
         }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
@@ -96,6 +97,27 @@ impl NodeProjector {
             self.project_columns(rows, row_of, samples, atoms, out);
         } else {
             self.project_rows(rows, row_of, samples, atoms, out);
+        }
+        Self::project_pooled(rows, row_of, samples, atoms, out);
+    }
+
+    /// Writes the values of pooled atoms, which the paths above leave out: sample by
+    /// sample, each row's shifts summed side by side.
+    fn project_pooled<T: Feature>(
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        samples: &[u32],
+        atoms: &AtomSet,
+        out: &mut [f32],
+    ) {
+        let n = samples.len();
+        for a in 0..atoms.len() {
+            let atom = atoms.get(a);
+            if atom.window.is_some() {
+                for (value, &sample) in out[a * n..(a + 1) * n].iter_mut().zip(samples) {
+                    *value = atom.project(rows.row(row_of[sample as usize] as usize));
+                }
+            }
         }
     }
 
@@ -126,13 +148,19 @@ impl NodeProjector {
             if group.len() < ROW_GROUP {
                 for (s, &row) in group_rows[..group.len()].iter().enumerate() {
                     for a in 0..atoms.len() {
-                        out[a * n + group_start + s] = atoms.get(a).project(row);
+                        let atom = atoms.get(a);
+                        if atom.window.is_none() {
+                            out[a * n + group_start + s] = atom.project(row);
+                        }
                     }
                 }
                 continue;
             }
             for a in 0..atoms.len() {
                 let atom = atoms.get(a);
+                if atom.window.is_some() {
+                    continue;
+                }
                 let mut sums = [0.0f32; ROW_GROUP];
                 for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
                     for (sum, row) in sums.iter_mut().zip(&group_rows) {
@@ -176,9 +204,13 @@ impl NodeProjector {
             }
             let mut term = 0;
             for a in 0..atoms.len() {
-                let weights = atoms.get(a).weights;
+                let atom = atoms.get(a);
+                let weights = atom.weights;
                 let columns = &self.term_columns[term..term + weights.len()];
                 term += weights.len();
+                if atom.window.is_some() {
+                    continue;
+                }
                 // A few lanes at a time over all terms, so that their sums stay in
                 // registers; lanes past `m` add stale (finite) cells and are not read.
                 for lanes in (0..m).step_by(LANE_GROUP) {
@@ -259,6 +291,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::atoms::{Reduce, Window, MAX_POOL_AXES};
 
     proptest! {
         #[test]
@@ -284,7 +317,8 @@ mod tests {
             let row_of: Vec<u32> = (0..n as u32 + 5).rev().collect();
             let samples: Vec<u32> = (0..n as u32).map(|i| (i * 7) % (n as u32 + 5)).collect();
             // Few features and many terms send atoms through the column path, many
-            // features and few terms through the row path.
+            // features and few terms through the row path; a third of the atoms are
+            // pooled, which both paths leave to the pooled projection.
             let mut atoms = AtomSet::default();
             atoms.clear();
             for _ in 0..n_atoms {
@@ -295,7 +329,20 @@ mod tests {
                         pairs.push((feature, rng.unit() as f32 * 2.0 - 1.0));
                     }
                 }
-                atoms.push_pairs(&mut pairs);
+                if rng.below(3) == 0 {
+                    // Pooled over every shift that keeps the atom inside the row.
+                    let first = pairs.iter().map(|p| p.0).min().unwrap() as i32;
+                    let last = pairs.iter().map(|p| p.0).max().unwrap() as i32;
+                    let mut window = Window::unshifted(&[n_features], &[false], Reduce::Max);
+                    window.low[MAX_POOL_AXES - 1] = -first;
+                    window.high[MAX_POOL_AXES - 1] = n_features as i32 - 1 - last;
+                    let mut plain = AtomSet::default();
+                    plain.clear();
+                    plain.push_pairs(&mut pairs);
+                    atoms.push_pooled(plain.get(0), window);
+                } else {
+                    atoms.push_pairs(&mut pairs);
+                }
             }
             let mut out = Vec::new();
             NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);

@@ -323,6 +323,7 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
             missing_left: candidate.missing_left.unwrap_or(left_end > n - left_end),
             atom_start,
             atom_len: atom.indices.len(),
+            window: atom.window.copied(),
             mid: start + left_end,
             decrease: candidate.impurity_decrease,
         })

@@ -3,7 +3,7 @@
 
 use super::grow::Grower;
 use super::{Leaves, Node, Tree};
-use crate::atoms::Atom;
+use crate::atoms::{Atom, Window};
 use crate::data::Feature;
 use crate::split::SplitCriterion;
 
@@ -29,6 +29,8 @@ pub(super) struct FoundSplit {
     /// The atom in the grower's atom buffers.
     pub atom_start: usize,
     pub atom_len: usize,
+    /// The window of a pooled atom.
+    pub window: Option<Window>,
     /// The node's samples going left are `samples[start..mid]`.
     pub mid: usize,
     /// Weighted impurity decrease `W I(S) - W_L I(L) - W_R I(R)`.
@@ -91,6 +93,7 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
                     let atom = Atom {
                         indices: &self.atom_indices[atom.clone()],
                         weights: &self.atom_weights[atom],
+                        window: split.window.as_ref(),
                     };
                     tree.push_split(atom, split.threshold, split.missing_left);
                     tree.impurity_decreases

@@ -4,17 +4,19 @@ mod grow;
 mod grown;
 mod honest;
 mod leaves;
+mod legacy;
 mod task;
 mod validate;
 
 pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
 pub use leaves::Leaves;
+pub(crate) use legacy::TreeV3;
 pub use task::Task;
 
 use serde::{Deserialize, Serialize};
 
-use crate::atoms::Atom;
+use crate::atoms::{Atom, Window};
 use crate::data::Feature;
 
 /// One node, stored flat in depth-first order: a split's left child is the next node
@@ -63,6 +65,23 @@ pub enum Node {
         /// Whether samples with a missing value at `feature` go left.
         missing_left: bool,
     },
+    /// A split on a pooled atom: the base atom in the tree's atom buffers and its
+    /// window of shifts in the tree's windows. Added in format version 4 (boosted
+    /// models: 2), after the older variants, so that older models still read.
+    SplitPooled {
+        /// Node id of the right child.
+        right: u32,
+        /// Split threshold on the pooled value.
+        threshold: f32,
+        /// Start of the base atom in the tree's atom buffers.
+        atom_start: u32,
+        /// Number of nonzeros of the base atom.
+        atom_len: u32,
+        /// Index of the window in the tree's windows.
+        window: u32,
+        /// Whether samples with a missing pooled value go left.
+        missing_left: bool,
+    },
 }
 
 /// Whether a sample whose projection is `value` goes to the left child of a split at
@@ -88,8 +107,11 @@ pub struct TreeStats {
 
 impl Node {
     /// Points a split at its right child; a leaf has none.
-    fn set_right(&mut self, id: u32) {
-        if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } = self {
+    pub(crate) fn set_right(&mut self, id: u32) {
+        if let Node::Split { right, .. }
+        | Node::SplitOnFeature { right, .. }
+        | Node::SplitPooled { right, .. } = self
+        {
             *right = id;
         }
     }
@@ -112,6 +134,8 @@ pub struct Tree {
     pub(crate) atom_indices: Vec<u32>,
     pub(crate) atom_weights: Vec<f32>,
     pub(crate) leaves: Leaves,
+    /// The windows of the pooled splits, in node order.
+    pub(crate) windows: Vec<Window>,
 }
 
 impl Tree {
@@ -125,13 +149,26 @@ impl Tree {
             atom_indices: Vec::new(),
             atom_weights: Vec::new(),
             leaves,
+            windows: Vec::new(),
         }
     }
 
     /// Appends a split node on `atom` at `threshold`, sending missing projections
     /// left when `missing_left`, whose right child is yet unknown.
     pub(crate) fn push_split(&mut self, atom: Atom<'_>, threshold: f32, missing_left: bool) {
-        if let ([feature], [weight]) = (atom.indices, atom.weights) {
+        if let Some(window) = atom.window {
+            self.nodes.push(Node::SplitPooled {
+                right: 0,
+                threshold,
+                atom_start: self.atom_indices.len() as u32,
+                atom_len: atom.indices.len() as u32,
+                window: self.windows.len() as u32,
+                missing_left,
+            });
+            self.atom_indices.extend_from_slice(atom.indices);
+            self.atom_weights.extend_from_slice(atom.weights);
+            self.windows.push(*window);
+        } else if let ([feature], [weight]) = (atom.indices, atom.weights) {
             self.nodes.push(Node::SplitOnFeature {
                 right: 0,
                 threshold,
@@ -162,6 +199,7 @@ impl Tree {
         self.atom_indices.shrink_to_fit();
         self.atom_weights.shrink_to_fit();
         self.leaves.shrink_to_fit();
+        self.windows.shrink_to_fit();
     }
 
     /// The nodes, root first.
@@ -193,6 +231,37 @@ impl Tree {
         Atom {
             indices: &self.atom_indices[range.clone()],
             weights: &self.atom_weights[range],
+            window: None,
+        }
+    }
+
+    /// The atom split node `id` projects on, pooled or plain; `None` at a leaf.
+    pub fn split_atom(&self, id: usize) -> Option<Atom<'_>> {
+        match self.nodes[id] {
+            Node::Split {
+                atom_start,
+                atom_len,
+                ..
+            } => Some(self.atom(atom_start, atom_len)),
+            Node::SplitOnFeature {
+                ref feature,
+                ref weight,
+                ..
+            } => Some(Atom {
+                indices: std::slice::from_ref(feature),
+                weights: std::slice::from_ref(weight),
+                window: None,
+            }),
+            Node::SplitPooled {
+                atom_start,
+                atom_len,
+                window,
+                ..
+            } => Some(Atom {
+                window: Some(&self.windows[window as usize]),
+                ..self.atom(atom_start, atom_len)
+            }),
+            Node::Leaf { .. } => None,
         }
     }
 
@@ -223,6 +292,15 @@ impl Tree {
                 // sees the values training saw.
                 let value = 0.0 + weight * row[feature as usize].to_f32();
                 (value, threshold, right, missing_left)
+            }
+            Node::SplitPooled {
+                right,
+                threshold,
+                missing_left,
+                ..
+            } => {
+                let atom = self.split_atom(id as usize).expect("a split");
+                (atom.project(row), threshold, right, missing_left)
             }
             Node::Leaf { .. } => return None,
         };
@@ -294,7 +372,9 @@ impl Tree {
         let (mut max_depth, mut n_leaves, mut depth_sum) = (0, 0, 0);
         for (id, node) in self.nodes.iter().enumerate() {
             match *node {
-                Node::Split { right, .. } | Node::SplitOnFeature { right, .. } => {
+                Node::Split { right, .. }
+                | Node::SplitOnFeature { right, .. }
+                | Node::SplitPooled { right, .. } => {
                     depth[id + 1] = depth[id] + 1;
                     depth[right as usize] = depth[id] + 1;
                 }
@@ -314,29 +394,35 @@ impl Tree {
     }
 
     /// Adds, per feature, how many split atoms use it (`counts`) and the splits'
-    /// impurity decreases shared equally among their atoms' features (`decreases`).
+    /// impurity decreases shared equally among their atoms' features (`decreases`); a
+    /// pooled atom uses every feature some shift of its base atom reads.
     pub(crate) fn add_importances(&self, counts: &mut [f64], decreases: &mut [f64]) {
-        for (node, &impurity_decrease) in self.nodes.iter().zip(&self.impurity_decreases) {
-            let (features, weights) = match node {
-                Node::Split {
-                    atom_start,
-                    atom_len,
-                    ..
-                } => {
-                    let atom = self.atom(*atom_start, *atom_len);
-                    (atom.indices, atom.weights)
-                }
-                Node::SplitOnFeature {
-                    feature, weight, ..
-                } => (std::slice::from_ref(feature), std::slice::from_ref(weight)),
-                Node::Leaf { .. } => continue,
+        for (id, &impurity_decrease) in self.impurity_decreases.iter().enumerate() {
+            let Some(atom) = self.split_atom(id) else {
+                continue;
             };
-            let share = impurity_decrease as f64 / features.len() as f64;
-            for (&feature, &weight) in features.iter().zip(weights) {
-                if weight != 0.0 {
-                    counts[feature as usize] += 1.0;
-                    decreases[feature as usize] += share;
+            // Plain atoms share among all their terms, pooled ones among the features
+            // their window covers.
+            let (features, n_shares): (Vec<u32>, usize) = match atom.window {
+                Some(window) => {
+                    let covered = window.covered(atom.indices);
+                    let n = covered.len();
+                    (covered, n)
                 }
+                None => (
+                    atom.indices
+                        .iter()
+                        .zip(atom.weights)
+                        .filter(|&(_, &weight)| weight != 0.0)
+                        .map(|(&feature, _)| feature)
+                        .collect(),
+                    atom.indices.len(),
+                ),
+            };
+            let share = impurity_decrease as f64 / n_shares as f64;
+            for feature in features {
+                counts[feature as usize] += 1.0;
+                decreases[feature as usize] += share;
             }
         }
     }

@@ -30,7 +30,9 @@ impl Tree {
     /// left child right after it and its right child where its left subtree ends (so
     /// every node is reached once and every walk ends), atoms stored one after another
     /// in node order over distinct, ascending features below `n_features` with finite
-    /// weights, finite thresholds, leaves of the task's kind stored in node order (class
+    /// weights, pooled splits' windows stored in node order and keeping their atoms
+    /// inside the image ([`Window::check`](crate::atoms::Window::check)), finite
+    /// thresholds, leaves of the task's kind stored in node order (class
     /// distributions finite, non-negative and summing to 1; mean values and the prior
     /// finite), impurity decreases within what a split can bring, and per-node sample
     /// counts that add up (a split's count is its children's) with finite,
@@ -83,7 +85,7 @@ impl Tree {
             }
             Task::Regression { .. } => f64::INFINITY,
         };
-        let (mut atom_end, mut leaf_end) = (0usize, 0usize);
+        let (mut atom_end, mut leaf_end, mut windows_end) = (0usize, 0usize, 0usize);
         for (id, (node, &decrease)) in self.nodes.iter().zip(&self.impurity_decreases).enumerate() {
             let at = |what: String| format!("node {id}: {what}");
             let decrease = decrease as f64;
@@ -91,7 +93,10 @@ impl Tree {
             ensure(weight.is_finite() && weight >= 0.0, || {
                 at(format!("sample weight {weight}"))
             })?;
-            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } = *node {
+            if let Node::Split { right, .. }
+            | Node::SplitOnFeature { right, .. }
+            | Node::SplitPooled { right, .. } = *node
+            {
                 // The order check above put both children inside the tree.
                 let (parent, left, right) = (
                     self.node_samples[id] as u64,
@@ -104,6 +109,12 @@ impl Tree {
             }
             match *node {
                 Node::Split {
+                    threshold,
+                    atom_start,
+                    atom_len,
+                    ..
+                }
+                | Node::SplitPooled {
                     threshold,
                     atom_start,
                     atom_len,
@@ -133,6 +144,17 @@ impl Tree {
                     ensure(atom.weights.iter().all(|w| w.is_finite()), || {
                         at("atom weight not finite".into())
                     })?;
+                    if let Node::SplitPooled { window, .. } = *node {
+                        ensure(window as usize == windows_end, || {
+                            at(format!(
+                                "window {window} where the next window is {windows_end}"
+                            ))
+                        })?;
+                        let window = self.windows.get(windows_end);
+                        let window = window.ok_or_else(|| at("window past the end".into()))?;
+                        window.check(atom.indices, n_features).map_err(at)?;
+                        windows_end += 1;
+                    }
                 }
                 Node::SplitOnFeature {
                     threshold,
@@ -192,6 +214,12 @@ impl Tree {
                 self.atom_indices.len()
             )
         })?;
+        ensure(windows_end == self.windows.len(), || {
+            format!(
+                "{} windows, of which the splits use {windows_end}",
+                self.windows.len()
+            )
+        })?;
         ensure(leaf_end == self.leaves.len(), || {
             format!(
                 "{} leaf values, of which the leaves use {leaf_end}",
@@ -212,7 +240,10 @@ impl Tree {
                 format!("node {id} stored where the depth-first walk expects node {next}")
             })?;
             next += 1;
-            if let Node::Split { right, .. } | Node::SplitOnFeature { right, .. } = self.nodes[id] {
+            if let Node::Split { right, .. }
+            | Node::SplitOnFeature { right, .. }
+            | Node::SplitPooled { right, .. } = self.nodes[id]
+            {
                 let right = right as usize;
                 ensure(id + 1 < right && right < n_nodes, || {
                     format!(

@@ -164,7 +164,8 @@ def test_families_compare_and_show_their_settings():
     ("dictionary", "error", "match"),
     [
         ([], ValueError, "dictionary is empty"),
-        ("signed", TypeError, "dictionary must be None, an atom family"),
+        ("signed", ValueError, "is not a preset; the presets are"),
+        (b"signals", TypeError, "dictionary must be None, a preset"),
         ([SignedPatches()], TypeError, r"dictionary\[0\] must be a \(family, prob"),
         ([("signed", 1.0)], TypeError, "is not an atom family"),
         ([(Patches(), 0.5), (AxisAligned(), 0.4)], ValueError, "sum to 0.9"),

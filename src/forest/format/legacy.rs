@@ -3,7 +3,8 @@
 //! they are what the bytes of those versions mean.
 //!
 //! Version 2 only appended `Node::SplitOnFeature` to version 1, so one layout reads
-//! both.
+//! both. Version 3 (and version 1 of boosted models) lacked the trees' windows of
+//! pooled splits, which came after every other field of a tree.
 
 use serde::Deserialize;
 
@@ -11,7 +12,24 @@ use crate::error::Result;
 use crate::forest::Forest;
 use crate::runtime::frame::decode_exact;
 use crate::tree::Task;
-use crate::tree::{Leaves, Node, Tree};
+use crate::tree::{Leaves, Node, Tree, TreeV3};
+
+#[derive(Deserialize)]
+struct ForestV3 {
+    n_features: usize,
+    task: Task,
+    trees: Vec<TreeV3>,
+}
+
+/// Reads the body of a version 3 forest.
+pub(super) fn read_v3(body: &[u8]) -> Result<Forest> {
+    let saved: ForestV3 = decode_exact(body)?;
+    Ok(Forest::from_trees(
+        saved.n_features,
+        saved.task,
+        saved.trees.into_iter().map(TreeV3::into_current).collect(),
+    ))
+}
 
 /// Where missing projections go at the splits of version 1 and 2 forests, which were
 /// trained without them and kept no per-node sample counts to find the larger side:
@@ -112,6 +130,7 @@ impl TreeV2 {
                 n_classes: self.n_classes,
                 distributions: self.leaf_values,
             },
+            windows: Vec::new(),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The saved format: the shared framing ([`frame`]: magic bytes, version, postcard
 //! body, checksum) around the forest, read strictly and validated before use.
 //!
-//! Version 3 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
-//! and 2 are read through frozen copies of their layouts ([`legacy`]). Whatever the
+//! Version 4 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
+//! to 3 are read through frozen copies of their layouts ([`legacy`]). Version 4 added
+//! pooled splits (`Node::SplitPooled` and the trees' windows). Whatever the
 //! version, the forest is validated ([`Forest::validate`]) before it is returned.
 
 mod legacy;
@@ -13,7 +14,7 @@ use crate::error::Result;
 use crate::runtime::frame::{decode_exact, Framing};
 
 /// Version of the saved layout; bumped whenever it changes.
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 4;
 
 /// How forests are framed: versions 1 and 2 had no checksum.
 const FOREST_FRAMING: Framing = Framing {
@@ -39,6 +40,7 @@ impl Forest {
         let (version, body) = FOREST_FRAMING.open(bytes)?;
         let forest = match version {
             1 | 2 => legacy::read_v2(body)?,
+            3 => legacy::read_v3(body)?,
             _ => decode_exact::<Forest>(body)?,
         };
         forest.validate()?;

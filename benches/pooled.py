@@ -1,0 +1,187 @@
+"""Pooled atoms (translation invariance) against the same models without them (#25).
+
+    python benches/pooled.py --part mnist1d   # MNIST-1D 4,000 / 1,000, seed 99
+    python benches/pooled.py --part fashion   # Fashion-MNIST 10,000 / 10,000 subset
+
+MNIST-1D: the boosted model with ``dictionary="signals"`` at 300 rounds and otherwise
+default settings, the forest with ``dictionary="signals"`` and default settings, and
+the boosted model with the same families unpooled (benches/boosting.py's dictionary,
+patch_max=8, the preset's 200 candidates) at the same rounds. Fashion-MNIST: the first
+10,000 training and test images, boosted with the images dictionary beside the same
+families pooled, at equal rounds and candidates; fit and scoring times beside each
+error. Figures go to benches/results/pooled.csv (one row per fit, appended).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def mnist1d():
+    """MNIST-1D's default generator with seed 99 (the issue's split): 4,000 / 1,000."""
+    from mnist1d.data import get_dataset_args, make_dataset
+
+    args = get_dataset_args()
+    args.seed = 99
+    data = make_dataset(args)
+    as32 = lambda a: np.ascontiguousarray(a, dtype=np.float32)  # noqa: E731
+    return as32(data["x"]), data["y"], as32(data["x_test"]), data["y_test"]
+
+
+def fashion(n):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fashion_mnist import load_fashion_mnist
+
+    X, y = load_fashion_mnist("train")
+    X_test, y_test = load_fashion_mnist("test")
+    return X[:n], y[:n], X_test[:n], y_test[:n]
+
+
+def plain_families(patch_max):
+    from morf_rs.dictionary import AxisAligned, Gabors, Patches, SignedPatches
+
+    extents = dict(patch_min=1, patch_max=patch_max)
+    return [
+        (AxisAligned(), 0.1),
+        (SignedPatches(bands=2, **extents), 0.3),
+        (SignedPatches(bands=3, **extents), 0.2),
+        (Gabors(**extents), 0.3),
+        (Patches(**extents), 0.1),
+    ]
+
+
+def pooled_families(patch_max, shift_min, shift_max):
+    """The plain families, each image family half pooled (max or min) over windows
+    of ``shift_min`` to ``shift_max`` shifts per axis."""
+    from morf_rs.dictionary import AxisAligned, Pooled
+
+    families = []
+    for family, p in plain_families(patch_max):
+        if isinstance(family, AxisAligned):
+            families.append((family, p))
+            continue
+        pooled = Pooled(family, shift_min, shift_max, reduce="both")
+        families += [(family, p / 2), (pooled, p / 2)]
+    return families
+
+
+def run(name, model, X, y, X_test, y_test, threads, **extra):
+    start = time.perf_counter()
+    model.fit(X, y)
+    fit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    predicted = model.predict(X_test)
+    predict_s = time.perf_counter() - start
+    error = float(np.mean(predicted != y_test))
+    row = dict(model=name, n=len(y), error=error, fit_s=round(fit_s, 2))
+    row.update(predict_s=round(predict_s, 3), threads=threads, **extra)
+    print(row, flush=True)
+    return row
+
+
+def mnist1d_rows(args):
+    from morf_rs import (
+        ManifoldObliqueForestClassifier,
+        ManifoldObliqueGradientBoostingClassifier,
+    )
+
+    X, y, X_test, y_test = mnist1d()
+    rounds, rows = 300, []
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        common = dict(n_jobs=args.threads, random_state=seed)
+        models = [
+            (
+                'boosted, dictionary="signals"',
+                ManifoldObliqueGradientBoostingClassifier(
+                    n_estimators=rounds,
+                    image_shape=(40,),
+                    dictionary="signals",
+                    **common,
+                ),
+            ),
+            (
+                'forest, dictionary="signals"',
+                ManifoldObliqueForestClassifier(
+                    image_shape=(40,), dictionary="signals", **common
+                ),
+            ),
+        ]
+        if not args.pooled_only:
+            models.append(
+                (
+                    "boosted, same families unpooled",
+                    ManifoldObliqueGradientBoostingClassifier(
+                        n_estimators=rounds,
+                        image_shape=(40,),
+                        dictionary=plain_families(8),
+                        max_features=200,
+                        **common,
+                    ),
+                )
+            )
+        for name, model in models:
+            # Forests have no rounds.
+            extra = dict(experiment="mnist1d", seed=seed)
+            extra["rounds"] = rounds if "boosted" in name else ""
+            rows.append(run(name, model, X, y, X_test, y_test, args.threads, **extra))
+    return rows
+
+
+def fashion_rows(args):
+    from morf_rs import ManifoldObliqueGradientBoostingClassifier
+
+    X, y, X_test, y_test = fashion(args.n)
+    rows = []
+    for name, dictionary in (
+        ("boosted, images families", plain_families(5)),
+        ("boosted, images families half pooled (2-8 shifts)", pooled_families(5, 2, 8)),
+    ):
+        model = ManifoldObliqueGradientBoostingClassifier(
+            n_estimators=args.rounds,
+            image_shape=(28, 28),
+            dictionary=dictionary,
+            max_features=400,
+            early_stopping=False,
+            n_jobs=args.threads,
+            random_state=0,
+        )
+        extra = dict(experiment="fashion", seed=0, rounds=args.rounds)
+        rows.append(run(name, model, X, y, X_test, y_test, args.threads, **extra))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("mnist1d", "fashion"), required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=1, help="mnist1d seeds")
+    parser.add_argument("--first-seed", type=int, default=0, help="mnist1d")
+    parser.add_argument(
+        "--pooled-only", action="store_true", help="mnist1d: skip the unpooled model"
+    )
+    parser.add_argument("--rounds", type=int, default=30, help="fashion rounds")
+    parser.add_argument("--n", type=int, default=10_000, help="fashion images each")
+    args = parser.parse_args()
+    rows = mnist1d_rows(args) if args.part == "mnist1d" else fashion_rows(args)
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "pooled.csv"
+    fields = ["experiment", "model", "n", "seed", "rounds", "error", "fit_s"]
+    fields += ["predict_s", "threads"]
+    new = not path.exists()
+    with path.open("a", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=fields)
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+//! Shift windows of pooled atoms and the pooled projection: the maximum (or minimum)
+//! over a window of shifts of a base atom's response.
+//!
+//! A window stores the image shape, which axes wrap, and per axis the range of shifts
+//! `low..=high` applied to every cell of the base atom. Shifted copies are never
+//! stored: their indices are computed from the shape. On an axis that does not wrap,
+//! the window is restricted when it is drawn so that every shifted cell stays inside
+//! the image (no padding is ever read); on a wrapping axis a shifted cell continues
+//! modulo the axis length. Images of up to [`MAX_POOL_AXES`] axes are pooled; fewer
+//! axes are padded in front with axes of length 1 and no shift.
+//!
+//! Each shift's response is summed term by term from 0.0 in the base atom's order, as
+//! [`Atom::project`](super::Atom::project) sums a plain atom, and a response touching
+//! a missing value (NaN) makes the pooled value missing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::Feature;
+
+/// Most image axes a pooled atom shifts along.
+pub const MAX_POOL_AXES: usize = 4;
+
+/// Shifts along the last axis whose responses are summed side by side.
+const LANES: usize = 64;
+
+/// How a pooled atom reduces its responses over the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reduce {
+    /// The largest response.
+    Max,
+    /// The smallest response.
+    Min,
+}
+
+/// The shifts a pooled atom takes its base atom through, with the image geometry that
+/// turns a shift into feature indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// The image shape, row-major, padded in front with 1s to [`MAX_POOL_AXES`] axes.
+    pub shape: [u32; MAX_POOL_AXES],
+    /// Per axis, whether shifted cells continue cyclically past the ends.
+    pub wrap: [bool; MAX_POOL_AXES],
+    /// Per axis, the smallest shift.
+    pub low: [i32; MAX_POOL_AXES],
+    /// Per axis, the largest shift.
+    pub high: [i32; MAX_POOL_AXES],
+    /// Maximum or minimum over the shifts.
+    pub reduce: Reduce,
+}
+
+impl Window {
+    /// A window without shifts over an image of `shape` (at most [`MAX_POOL_AXES`]
+    /// axes) whose axes wrap where `wrap` says.
+    pub fn unshifted(shape: &[usize], wrap: &[bool], reduce: Reduce) -> Window {
+        let pad = MAX_POOL_AXES - shape.len();
+        let mut window = Window {
+            shape: [1; MAX_POOL_AXES],
+            wrap: [false; MAX_POOL_AXES],
+            low: [0; MAX_POOL_AXES],
+            high: [0; MAX_POOL_AXES],
+            reduce,
+        };
+        for axis in 0..shape.len() {
+            window.shape[pad + axis] = shape[axis] as u32;
+            window.wrap[pad + axis] = wrap[axis];
+        }
+        window
+    }
+
+    /// Number of shifts in the window.
+    pub fn n_shifts(&self) -> usize {
+        (0..MAX_POOL_AXES)
+            .map(|k| (self.high[k] as i64 - self.low[k] as i64 + 1).max(0) as usize)
+            .product()
+    }
+
+    /// Row-major strides of the padded shape.
+    fn strides(&self) -> [i64; MAX_POOL_AXES] {
+        let mut strides = [1i64; MAX_POOL_AXES];
+        for axis in (0..MAX_POOL_AXES - 1).rev() {
+            strides[axis] = strides[axis + 1] * self.shape[axis + 1] as i64;
+        }
+        strides
+    }
+
+    /// Whether some wrapping axis shifts at all: then a shift is no constant offset of
+    /// the flat indices.
+    fn shifts_wrap(&self) -> bool {
+        (0..MAX_POOL_AXES).any(|k| self.wrap[k] && (self.low[k] != 0 || self.high[k] != 0))
+    }
+
+    /// Coordinates of flat index `index` in the padded shape.
+    fn coordinates(&self, index: u32) -> [i64; MAX_POOL_AXES] {
+        let mut rest = index as i64;
+        let mut coordinates = [0i64; MAX_POOL_AXES];
+        for axis in (0..MAX_POOL_AXES).rev() {
+            let length = self.shape[axis] as i64;
+            coordinates[axis] = rest % length;
+            rest /= length;
+        }
+        coordinates
+    }
+
+    /// The flat index of `index` moved by `shift`, continuing cyclically along wrapping
+    /// axes; `None` where it leaves the image along an axis that does not wrap.
+    pub fn shifted(&self, index: u32, shift: [i32; MAX_POOL_AXES]) -> Option<u32> {
+        let coordinates = self.coordinates(index);
+        let mut flat = 0i64;
+        for axis in 0..MAX_POOL_AXES {
+            let length = self.shape[axis] as i64;
+            let mut position = coordinates[axis] + shift[axis] as i64;
+            if self.wrap[axis] {
+                position = position.rem_euclid(length);
+            } else if !(0..length).contains(&position) {
+                return None;
+            }
+            flat = flat * length + position;
+        }
+        Some(flat as u32)
+    }
+
+    /// Calls `visit` with every shift of the window, last axis fastest.
+    pub fn for_each_shift(&self, mut visit: impl FnMut([i32; MAX_POOL_AXES])) {
+        for s0 in self.low[0]..=self.high[0] {
+            for s1 in self.low[1]..=self.high[1] {
+                for s2 in self.low[2]..=self.high[2] {
+                    for s3 in self.low[3]..=self.high[3] {
+                        visit([s0, s1, s2, s3]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks the window against an image of `n_features` features and the base
+    /// atom's `indices` (below `n_features`): a shape holding exactly the features,
+    /// ranges not empty, every shifted cell inside the image along axes that do not
+    /// wrap, and shifts shorter than the axis along those that do.
+    pub fn check(&self, indices: &[u32], n_features: usize) -> Result<(), String> {
+        let cells = self
+            .shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+        if cells != Some(n_features as u64) {
+            return Err(format!(
+                "window over shape {:?}, not {n_features} features",
+                self.shape
+            ));
+        }
+        for axis in 0..MAX_POOL_AXES {
+            let (low, high, length) = (
+                self.low[axis] as i64,
+                self.high[axis] as i64,
+                self.shape[axis] as i64,
+            );
+            if low > high {
+                return Err(format!("axis {axis}: shifts {low}..={high} are empty"));
+            }
+            if self.wrap[axis] {
+                if low <= -length || high >= length {
+                    return Err(format!(
+                        "axis {axis}: shifts {low}..={high} past the axis length {length}"
+                    ));
+                }
+            } else {
+                for &index in indices {
+                    let position = self.coordinates(index)[axis];
+                    if position + low < 0 || position + high >= length {
+                        return Err(format!(
+                            "axis {axis}: feature {index} shifted by {low}..={high} \
+                             leaves the image"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The features some shift of the base atom `indices` reads, ascending and
+    /// distinct.
+    pub fn covered(&self, indices: &[u32]) -> Vec<u32> {
+        let mut covered = Vec::new();
+        self.for_each_shift(|shift| {
+            covered.extend(indices.iter().filter_map(|&i| self.shifted(i, shift)));
+        });
+        covered.sort_unstable();
+        covered.dedup();
+        covered
+    }
+}
+
+/// `value` folded into the reduction `best` so far; a missing value (NaN) stays.
+#[inline(always)]
+fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
+    let better = match reduce {
+        Reduce::Max => value > best,
+        Reduce::Min => value < best,
+    };
+    if better || value.is_nan() {
+        value
+    } else {
+        best
+    }
+}
+
+/// What the reduction starts from.
+fn start(reduce: Reduce) -> f32 {
+    match reduce {
+        Reduce::Max => f32::NEG_INFINITY,
+        Reduce::Min => f32::INFINITY,
+    }
+}
+
+/// The pooled projection of `row` on the base atom (`indices`, `weights`) over
+/// `window` (checked against the atom): the maximum or minimum over the window's
+/// shifts of the shifted atom's response, missing (NaN) when any response is.
+#[inline]
+pub fn project_pooled<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    row: &[T],
+) -> f32 {
+    if window.shifts_wrap() {
+        project_wrapping(indices, weights, window, row)
+    } else {
+        project_flat(indices, weights, window, row)
+    }
+}
+
+/// Without wrapping, a shift adds one offset to every index: the responses at
+/// consecutive shifts along the last axis read consecutive cells, so up to [`LANES`]
+/// of them are summed side by side, term after term (vectorised), each in the atom's
+/// order.
+fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, row: &[T]) -> f32 {
+    let strides = window.strides();
+    let (low, high) = (window.low, window.high);
+    let mut best = start(window.reduce);
+    let mut sums = [0.0f32; LANES];
+    for s0 in low[0]..=high[0] {
+        for s1 in low[1]..=high[1] {
+            for s2 in low[2]..=high[2] {
+                let outer =
+                    s0 as i64 * strides[0] + s1 as i64 * strides[1] + s2 as i64 * strides[2];
+                let mut first = low[3] as i64;
+                while first <= high[3] as i64 {
+                    let lanes = (high[3] as i64 - first + 1).min(LANES as i64) as usize;
+                    let sums = &mut sums[..lanes];
+                    sums.fill(0.0);
+                    for (&index, &weight) in indices.iter().zip(weights) {
+                        // `check` keeps every shifted index inside the row.
+                        let from = (index as i64 + outer + first) as usize;
+                        for (sum, cell) in sums.iter_mut().zip(&row[from..from + lanes]) {
+                            *sum += weight * cell.to_f32();
+                        }
+                    }
+                    for &sum in sums.iter() {
+                        best = fold(window.reduce, best, sum);
+                    }
+                    first += lanes as i64;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// With wrapping axes, each shifted index is computed from its coordinates.
+fn project_wrapping<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    row: &[T],
+) -> f32 {
+    let mut best = start(window.reduce);
+    window.for_each_shift(|shift| {
+        let mut sum = 0.0f32;
+        for (&index, &weight) in indices.iter().zip(weights) {
+            let shifted = window.shifted(index, shift).expect("a checked window");
+            sum += weight * row[shifted as usize].to_f32();
+        }
+        best = fold(window.reduce, best, sum);
+    });
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::atoms::Atom;
+
+    /// A random window over `shape` for the atom `indices`, within the image on axes
+    /// that do not wrap.
+    fn window_for(
+        shape: &[usize],
+        wrap: &[bool],
+        indices: &[u32],
+        picks: &[(u8, u8)],
+        reduce: Reduce,
+    ) -> Window {
+        let mut window = Window::unshifted(shape, wrap, reduce);
+        let pad = MAX_POOL_AXES - shape.len();
+        for axis in 0..shape.len() {
+            let k = pad + axis;
+            let length = shape[axis] as i32;
+            let (a, b) = (picks[axis].0 as i32, picks[axis].1 as i32);
+            if wrap[axis] {
+                let (x, y) = (a % length, b % length);
+                (window.low[k], window.high[k]) = (x.min(y) - length / 2, x.max(y) - length / 2);
+                window.high[k] = window.high[k].min(length - 1);
+            } else {
+                let positions: Vec<i32> = indices
+                    .iter()
+                    .map(|&i| window.coordinates(i)[k] as i32)
+                    .collect();
+                let (first, last) = (
+                    *positions.iter().min().unwrap(),
+                    *positions.iter().max().unwrap(),
+                );
+                let feasible = length - (last - first);
+                let (x, y) = (a % feasible, b % feasible);
+                (window.low[k], window.high[k]) = (x.min(y) - first, x.max(y) - first);
+            }
+        }
+        window
+    }
+
+    proptest! {
+        #[test]
+        fn pooled_projection_is_the_reduction_over_shifted_plain_atoms(
+            shape in prop::collection::vec(1usize..9, 1..4),
+            wrap_bits in 0u8..8,
+            picks in prop::collection::vec((any::<u8>(), any::<u8>()), 3),
+            raw_indices in prop::collection::vec(any::<prop::sample::Index>(), 1..6),
+            weights in prop::collection::vec(-2i32..=2, 6),
+            values in prop::collection::vec(-50i32..50, 512),
+            min in any::<bool>(),
+            missing in prop::option::of(any::<prop::sample::Index>()),
+        ) {
+            let n_features: usize = shape.iter().product();
+            let wrap: Vec<bool> = (0..shape.len()).map(|k| wrap_bits >> k & 1 == 1).collect();
+            let mut indices: Vec<u32> = raw_indices.iter().map(|i| i.index(n_features) as u32).collect();
+            indices.sort_unstable();
+            indices.dedup();
+            let weights: Vec<f32> = weights[..indices.len()].iter().map(|&w| w as f32 + 0.5).collect();
+            let mut row: Vec<f32> = values[..n_features].iter().map(|&v| v as f32 * 0.25).collect();
+            if let Some(at) = missing {
+                row[at.index(n_features)] = f32::NAN;
+            }
+            let reduce = if min { Reduce::Min } else { Reduce::Max };
+            let window = window_for(&shape, &wrap, &indices, &picks, reduce);
+            prop_assert!(window.check(&indices, n_features).is_ok());
+            // Brute force: every shifted copy as a plain atom, in the base atom's order.
+            let mut responses = Vec::new();
+            window.for_each_shift(|shift| {
+                let shifted: Vec<u32> = indices.iter().map(|&i| window.shifted(i, shift).unwrap()).collect();
+                let atom = Atom { indices: &shifted, weights: &weights, window: None };
+                responses.push(atom.project(&row));
+            });
+            prop_assert_eq!(responses.len(), window.n_shifts());
+            let pooled = project_pooled(&indices, &weights, &window, &row);
+            if responses.iter().any(|r| r.is_nan()) {
+                prop_assert!(pooled.is_nan());
+            } else {
+                let expected = match reduce {
+                    Reduce::Max => responses.iter().cloned().fold(f32::NEG_INFINITY, f32::max),
+                    Reduce::Min => responses.iter().cloned().fold(f32::INFINITY, f32::min),
+                };
+                prop_assert_eq!(pooled, expected);
+                prop_assert!(responses.contains(&pooled));
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_leaving_the_image_is_refused() {
+        // A 1x2 patch at the right edge of a 3x4 image cannot shift right.
+        let mut window = Window::unshifted(&[3, 4], &[false, false], Reduce::Max);
+        window.high[MAX_POOL_AXES - 1] = 1;
+        assert!(window.check(&[2, 3], 12).is_err());
+        assert!(window.check(&[1, 2], 12).is_ok());
+        window.wrap[MAX_POOL_AXES - 1] = true;
+        assert!(window.check(&[2, 3], 12).is_ok());
+        assert!(window.check(&[2, 3], 13).is_err());
+    }
+
+    #[test]
+    fn long_windows_span_several_lane_groups() {
+        // 150 shifts along one axis: three groups of lanes.
+        let row: Vec<f32> = (0..160).map(|i| ((i * 37) % 101) as f32).collect();
+        let mut window = Window::unshifted(&[160], &[false], Reduce::Max);
+        window.high[MAX_POOL_AXES - 1] = 149;
+        let (indices, weights) = ([3u32, 7, 10], [1.0f32, -2.0, 1.0]);
+        let expected = (0..150)
+            .map(|s| row[3 + s] - 2.0 * row[7 + s] + row[10 + s])
+            .fold(f32::NEG_INFINITY, f32::max);
+        assert_eq!(project_pooled(&indices, &weights, &window, &row), expected);
+    }
+}

@@ -1,0 +1,37 @@
+//! Trees as earlier saved versions laid them out, read through frozen copies of their
+//! serde layouts. These definitions must never change: they are what the bytes of
+//! those versions mean.
+
+use serde::Deserialize;
+
+use super::{Leaves, Node, Tree};
+
+/// A tree of forest version 3 and boosted version 1. Its nodes and leaves read as the
+/// current types: `Node::SplitPooled` came after every variant they held, and
+/// `Leaves` has not changed since.
+#[derive(Deserialize)]
+pub(crate) struct TreeV3 {
+    nodes: Vec<Node>,
+    impurity_decreases: Vec<f32>,
+    node_samples: Vec<u32>,
+    node_weights: Vec<f32>,
+    atom_indices: Vec<u32>,
+    atom_weights: Vec<f32>,
+    leaves: Leaves,
+}
+
+impl TreeV3 {
+    /// The tree, without pooled splits.
+    pub(crate) fn into_current(self) -> Tree {
+        Tree {
+            nodes: self.nodes,
+            impurity_decreases: self.impurity_decreases,
+            node_samples: self.node_samples,
+            node_weights: self.node_weights,
+            atom_indices: self.atom_indices,
+            atom_weights: self.atom_weights,
+            leaves: self.leaves,
+            windows: Vec::new(),
+        }
+    }
+}
