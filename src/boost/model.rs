@@ -194,6 +194,7 @@ impl Booster {
                 x,
                 out,
                 k_out,
+                layout.chunk_rows(),
                 threads,
                 cancel,
                 |_, rows, out| {

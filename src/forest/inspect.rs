@@ -11,6 +11,9 @@ use crate::runtime::control::{is_cancelled, NEVER_CANCELLED};
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
 use crate::runtime::workers::Workers;
 
+/// Rows whose paths are walked together: enough to share the trees' top nodes.
+const ROW_CHUNK: usize = 128;
+
 /// Padding after a path in [`Forest::decision_paths`]: no node.
 pub const NO_NODE: u32 = u32::MAX;
 
@@ -76,6 +79,7 @@ impl Forest {
                 x,
                 out,
                 width,
+                ROW_CHUNK,
                 threads,
                 cancel,
                 |_, rows, out| {

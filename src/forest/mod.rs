@@ -96,6 +96,11 @@ impl Forest {
         })
     }
 
+    /// Most rows to score together.
+    fn chunk_rows(&self) -> usize {
+        self.scoring_layout().chunk_rows()
+    }
+
     /// Number of features the forest was trained on.
     pub fn n_features(&self) -> usize {
         self.n_features

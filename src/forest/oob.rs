@@ -102,6 +102,7 @@ impl Forest {
                 x,
                 flat,
                 width + 1,
+                self.chunk_rows(),
                 threads,
                 never,
                 |first, rows, out| {

@@ -62,6 +62,7 @@ impl Forest {
                 x,
                 out,
                 n_classes,
+                self.chunk_rows(),
                 threads,
                 cancel,
                 |_, rows, out| self.proba_of_rows(rows, out, cancel),
@@ -114,6 +115,7 @@ impl Forest {
                     block.view(),
                     out,
                     n_classes,
+                    self.chunk_rows(),
                     threads,
                     never,
                     |_, rows, out| self.proba_of_rows(rows, out, never),
@@ -170,6 +172,7 @@ impl Forest {
                 x,
                 out,
                 n_outputs,
+                self.chunk_rows(),
                 threads,
                 cancel,
                 |_, rows, out| {
@@ -210,6 +213,7 @@ impl Forest {
                 x,
                 &mut classes,
                 1,
+                self.chunk_rows(),
                 threads,
                 cancel,
                 |_, rows, out| {
@@ -267,6 +271,7 @@ impl Forest {
                 x,
                 out,
                 n_trees,
+                self.chunk_rows(),
                 threads,
                 cancel,
                 |_, rows, out| {

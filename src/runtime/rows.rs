@@ -11,8 +11,7 @@ use crate::data::{non_finite_error, Feature, Rows};
 use crate::error::{invalid, try_filled, MorfError, Result};
 use crate::runtime::control::{check_cancel, is_cancelled};
 
-/// Most rows scored together: enough to amortise walking each tree, few enough to keep
-/// the rows in cache.
+/// Most rows scored together by any model (see [`score_row_chunks`]'s `most_rows`).
 pub(crate) const SCORE_CHUNK: usize = 1024;
 
 /// Fewest rows per chunk: enough that the scoring engine projects them as a block.
@@ -23,8 +22,9 @@ const MIN_SCORE_CHUNK: usize = 16;
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// Runs `score(first_row, rows, out)` on every chunk of X's rows (the first of
-/// which is row `first_row` of X) with that chunk's rows of `out` (`width` values
-/// per row), on `threads` threads of the current rayon pool, for a model of
+/// which is row `first_row` of X, chunks of at most `most_rows <= SCORE_CHUNK` rows,
+/// as many as the model scores best together) with that chunk's rows of `out`
+/// (`width` values per row), on `threads` threads of the current rayon pool, for a model of
 /// `n_features_fitted` features (a forest or another model type). Threads take
 /// chunks in turn, so all stay busy to the end; a chunk whose rows do
 /// not lie contiguous is copied into its thread's buffer first.
@@ -39,6 +39,7 @@ pub(crate) fn score_row_chunks<T: Feature, O: Send>(
     x: ArrayView2<'_, T>,
     out: &mut [O],
     width: usize,
+    most_rows: usize,
     threads: usize,
     cancel: &AtomicBool,
     score: impl Fn(usize, &Rows<'_, T>, &mut [O]) + Sync,
@@ -55,9 +56,10 @@ pub(crate) fn score_row_chunks<T: Feature, O: Send>(
     if n_samples == 0 || width == 0 {
         return Ok(());
     }
-    let rows_per_chunk = n_samples
-        .div_ceil(CHUNKS_PER_THREAD * threads)
-        .clamp(MIN_SCORE_CHUNK, SCORE_CHUNK);
+    let rows_per_chunk = n_samples.div_ceil(CHUNKS_PER_THREAD * threads).clamp(
+        MIN_SCORE_CHUNK,
+        most_rows.clamp(MIN_SCORE_CHUNK, SCORE_CHUNK),
+    );
     let first_bad = AtomicUsize::new(usize::MAX);
     let score_chunk = |buffer: &mut Vec<T>, (chunk, out): (usize, &mut [O])| {
         let start = chunk * rows_per_chunk;

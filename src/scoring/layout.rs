@@ -2,8 +2,10 @@
 //! as (column, weight) terms whose columns number only the features some split uses,
 //! so that a block of rows transposes no other feature.
 
+use super::lanes::BLOCK;
 use crate::atoms::{project_pooled, Window};
 use crate::data::Feature;
+use crate::runtime::rows::SCORE_CHUNK;
 use crate::tree::{Node, Tree};
 
 /// A node of [`ScoringTrees`], numbered as in its tree.
@@ -252,6 +254,16 @@ impl ScoringTrees {
             Walk::RowByRow
         };
         layout
+    }
+
+    /// Most rows to score together: many for trees walked tree after tree, whose
+    /// nodes are then read once for them all; a block's worth otherwise, which keeps
+    /// the rows and their outputs in cache.
+    pub(crate) fn chunk_rows(&self) -> usize {
+        match self.walk {
+            Walk::TreeMajor => SCORE_CHUNK,
+            Walk::BlockMajor | Walk::RowByRow => BLOCK,
+        }
     }
 
     /// The nodes of tree `t`.
