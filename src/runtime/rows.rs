@@ -34,6 +34,7 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// whatever the number of threads, and chunks after it are skipped. `score` looks
 /// at `cancel` itself, between trees; once it is set, what `out` holds is
 /// unspecified and [`MorfError::Cancelled`] is returned.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn score_row_chunks<T: Feature, O: Send>(
     n_features_fitted: usize,
     x: ArrayView2<'_, T>,
