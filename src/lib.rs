@@ -45,8 +45,9 @@ pub use boost::{
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};
-pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES, NO_NODE};
+pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
+pub use scoring::NO_NODE;
 pub use split::Criterion;
 pub use tree::{HonestPrior, Leaves, Node, Task, Tree, TreeStats};

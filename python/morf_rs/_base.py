@@ -225,19 +225,12 @@ class BaseObliqueForest(InspectTrees, BaseTreeEnsemble):
         params["random_state"] = self._draw_seed() if seed is None else seed
         return params
 
-    def _apply(self, X, n_threads=None):
-        check_is_fitted(self)
-        return self._score(
-            X,
-            lambda x, n, out: self._forest.apply(x, n, out),
-            self._forest.n_estimators,
-            np.int64,
-            n_threads,
-        )
+    def _n_trees(self):
+        return self._forest.n_estimators
 
     def apply(self, X):
         """Leaf index reached in every tree: int64 array (n_samples, n_estimators)."""
-        return self._apply(X)
+        return self._leaves(X)
 
     @property
     def estimators_samples_(self):

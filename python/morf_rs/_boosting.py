@@ -32,6 +32,7 @@ from morf_rs._constraints import (
 )
 from morf_rs._core import MAX_ESTIMATORS, Booster
 from morf_rs._estimator import BaseTreeEnsemble, class_weighted
+from morf_rs._inspect import InspectTrees
 from morf_rs._validation import validate_X_scoring, validate_X_y
 
 __all__ = ["BaseGradientBoosting", "BoostingClassifier", "BoostingRegressor"]
@@ -55,7 +56,7 @@ _ENGINE_PARAMS = (
 )
 
 
-class BaseGradientBoosting(BaseTreeEnsemble):
+class BaseGradientBoosting(InspectTrees, BaseTreeEnsemble):
     """Shared fit, staged prediction and persistence; not meant to be used directly.
 
     Subclasses choose an atom family (``_atoms``, ``_atom_params``) and a task
@@ -223,6 +224,50 @@ class BaseGradientBoosting(BaseTreeEnsemble):
         for r in range(self.n_iter_):
             raw = raw + self._raw_rounds(X, r, r + 1)
             yield raw
+
+    def _n_trees(self):
+        return self._booster.n_rounds * self._booster.n_outputs
+
+    def apply(self, X):
+        """The leaf each sample reaches in every tree, as scikit-learn's
+        ``GradientBoostingClassifier.apply`` gives it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        X_leaves : ndarray of int64, shape (n_samples, n_iter_, n_trees_per_iteration_)
+            ``X_leaves[i, r, k]`` is the node id (as :meth:`tree_structure` and
+            :meth:`decision_path` number them) of the leaf sample i reaches in
+            round r's tree for output k, which is tree
+            ``r * n_trees_per_iteration_ + k``. The baseline plus the leaves'
+            values is the raw score (:meth:`decision_function` of classifiers).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from morf_rs import GradientBoostingClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(300, 8))
+        >>> y = X[:, :3].argmax(axis=1)
+        >>> clf = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+        >>> leaves = clf.apply(X)
+        >>> leaves.shape
+        (300, 10, 3)
+        >>> added = np.zeros((300, 3))
+        >>> for r in range(clf.n_iter_):
+        ...     for k in range(3):
+        ...         tree = clf.tree_structure(r * clf.n_trees_per_iteration_ + k)
+        ...         added[:, k] += tree.value[leaves[:, r, k], 0]
+        >>> baseline = clf.decision_function(X) - added  # the same for every sample
+        >>> bool(np.allclose(baseline, baseline[0]))
+        True
+        """
+        leaves = self._leaves(X)
+        return leaves.reshape(len(leaves), self.n_iter_, self.n_trees_per_iteration_)
 
     @property
     def n_iter_(self):

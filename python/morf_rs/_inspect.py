@@ -39,8 +39,10 @@ class TreeStructure:
     atom_weights : ndarray of float32
         Their weights.
     value : ndarray of float64, shape (node_count, n_classes or n_outputs)
-        Leaves' class distributions (classifiers) or mean target values
-        (regressors); 0 for splits and for honest leaves that cast no vote.
+        Leaves' class distributions (forest classifiers), mean target values
+        (forest regressors) or the value a leaf adds to its output's raw score
+        (boosted models, one column); 0 for splits and for honest leaves that
+        cast no vote.
     votes : ndarray of bool, shape (node_count,)
         Whether the node is a leaf that votes.
     missing_go_to_left : ndarray of bool, shape (node_count,)
@@ -49,11 +51,13 @@ class TreeStructure:
         Training samples (each once, however often drawn) that reached the node
         while the tree grew.
     weighted_n_node_samples : ndarray of float64, shape (node_count,)
-        Their total weight (sample weight times bootstrap count, relative to
-        the largest sample weight).
+        Their total weight (forests: sample weight times bootstrap count,
+        relative to the largest sample weight; boosted models: the sum of their
+        hessians in the tree's round).
     impurity_decrease : ndarray of float64, shape (node_count,)
-        Each split's weighted impurity decrease, relative to the root's weight;
-        0 at leaves.
+        Each split's weighted impurity decrease, relative to the root's weight
+        (boosted models: its gain, the decrease of the training loss); 0 at
+        leaves.
     pool_reduce : ndarray of int8, shape (node_count,)
         For a split on a pooled atom (:class:`~morf_rs.dictionary.Pooled`), 1
         where it takes the maximum over its window and -1 the minimum; 0 for
@@ -96,17 +100,45 @@ class TreeStructure:
 
 
 class InspectTrees:
-    """The forests' views of their trees: paths of samples and tree structures."""
+    """What forests and boosted models share to show their trees: the leaf and
+    the path of each sample in every tree, and each tree's structure.
+
+    Subclasses name their engine model (``_model_attribute``) and say how many
+    trees it holds (``_n_trees``), in the engine's order: a forest's trees, or a
+    boosted model's round after round, one per output within a round.
+    """
+
+    def _n_trees(self):
+        raise NotImplementedError
+
+    def _leaves(self, X, n_threads=None):
+        """Leaf id per sample and tree: int64 (n_samples, trees), engine order."""
+        check_is_fitted(self)
+        model = getattr(self, self._model_attribute)
+        return self._score(
+            X,
+            lambda x, n, out: model.apply(x, n, out),
+            self._n_trees(),
+            np.int64,
+            n_threads,
+        )
 
     def decision_path(self, X):
         """The nodes each sample passes through, as scikit-learn returns them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
 
         Returns
         -------
         indicator : scipy.sparse.csr_matrix of shape (n_samples, n_nodes)
             ``indicator[i, j]`` is 1 where sample i passes through node j, the
-            nodes of every tree one after the other.
-        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            nodes of every tree one after the other (a boosted model's trees
+            round after round, one per output within a round, as
+            :meth:`tree_structure` numbers them).
+        n_nodes_ptr : ndarray of shape (n_trees + 1,)
             The columns of tree t are ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]``,
             in the node ids of :meth:`tree_structure` and :meth:`apply`.
         """
@@ -117,6 +149,20 @@ class InspectTrees:
         """Tree ``index`` as numpy arrays: a :class:`~morf_rs.TreeStructure`
         (children, thresholds, each split's atom as feature indices and weights,
         leaf values, sample counts), to draw, export or study the trees.
+
+        A boosted model's trees are numbered round after round, one per output
+        within a round: tree ``r * n_trees_per_iteration_ + k`` is output k's
+        tree of round r, whose ``value`` column is the leaf value (learning rate
+        included) it adds to output k's raw score.
+
+        Parameters
+        ----------
+        index : int
+            The tree, from 0 to the number of trees - 1.
+
+        Returns
+        -------
+        TreeStructure
 
         Examples
         --------
@@ -144,22 +190,23 @@ class InspectTrees:
         node 10: sum of rows 3-5, columns 4-5 <= -1.43
         """
         check_is_fitted(self)
-        index = check_int("index", index, 0, self._forest.n_estimators - 1)
+        index = check_int("index", index, 0, self._n_trees() - 1)
         n_axes = len(getattr(self, "image_shape_", None) or (1,))
-        return TreeStructure(**self._forest.tree_arrays(index, n_axes))
+        model = getattr(self, self._model_attribute)
+        return TreeStructure(**model.tree_arrays(index, n_axes))
 
 
 def _decision_path(model, X):
-    """scikit-learn's ``decision_path`` of a fitted forest ``model``."""
-    forest = model._forest
-    widths = np.asarray(forest.path_widths(), dtype=np.int64)
+    """scikit-learn's ``decision_path`` of a fitted forest or boosted ``model``."""
+    engine = getattr(model, model._model_attribute)
+    widths = np.asarray(engine.path_widths(), dtype=np.int64)
     paths = model._score(
         X,
-        lambda x, n, out: forest.decision_paths(x, n, out),
+        lambda x, n, out: engine.decision_paths(x, n, out),
         int(widths.sum()),
         np.uint32,
     )
-    n_nodes_ptr = np.concatenate([[0], np.cumsum(forest.tree_stats()["n_nodes"])])
+    n_nodes_ptr = np.concatenate([[0], np.cumsum(engine.tree_stats()["n_nodes"])])
     on_path = paths != _NO_NODE
     offsets = np.repeat(n_nodes_ptr[:-1], widths)
     indices = (paths.astype(np.int64) + offsets)[on_path]

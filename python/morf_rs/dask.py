@@ -156,7 +156,8 @@ def predict(model, X, *, n_jobs=1):
 
 def apply(model, X, *, n_jobs=1):
     """The leaf each row reaches in every tree, lazily, as ``model.apply`` gives
-    it (a forest's: int64 of shape (n_samples, n_estimators)). Parameters as
+    it (a forest's: int64 of shape (n_samples, n_estimators); a boosted
+    model's: (n_samples, n_iter_, n_trees_per_iteration_)). Parameters as
     :func:`predict_proba`; a model without ``apply`` is refused with a TypeError.
 
     Examples
@@ -218,7 +219,12 @@ def _score(model, X, method, n_jobs):
     args = (dask.delayed(scorer, pure=True), method, empty)
     if isinstance(X, dd.DataFrame):
         return X.map_partitions(_score_block, *args, meta=empty)
-    output_axes = {"drop_axis": 1} if empty.ndim == 1 else {}
+    # Outputs of one value per row drop X's column axis; those of more than one
+    # axis per row (a booster's apply: rounds x trees per round) add axes.
+    if empty.ndim == 1:
+        output_axes = {"drop_axis": 1}
+    else:
+        output_axes = {"new_axis": list(range(2, empty.ndim))}
     return X.map_blocks(
         _score_block,
         *args,

@@ -31,6 +31,7 @@ mod fit;
 mod format;
 mod grow;
 mod histogram;
+mod inspect;
 mod loss;
 mod model;
 mod params;

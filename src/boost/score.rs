@@ -35,6 +35,11 @@ impl BoostScoring {
         self.layout.chunk_rows()
     }
 
+    /// The trees' layout, for the engine's walks that need no leaf value (apply).
+    pub(super) fn layout(&self) -> &ScoringTrees {
+        &self.layout
+    }
+
     /// Adds to `out` (`k_out` raw scores per row, zeroed or holding earlier sums) the
     /// leaf value of each of trees `trees` (tree `t` adds to output `t % k_out`) for
     /// every row of `rows`, tree after tree, as a walk of the trees one by one sums

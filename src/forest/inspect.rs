@@ -1,4 +1,5 @@
-//! The path of each row through the trees, for inspection.
+//! The path of each row through the trees, for inspection, by the machinery
+//! boosted models share ([`crate::scoring`]).
 
 use std::sync::atomic::AtomicBool;
 
@@ -7,29 +8,20 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use super::Forest;
 use crate::data::Feature;
 use crate::error::Result;
-use crate::runtime::control::{is_cancelled, NEVER_CANCELLED};
-use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
-use crate::runtime::workers::Workers;
-
-/// Rows whose paths are walked together: enough to share the trees' top nodes.
-const ROW_CHUNK: usize = 128;
-
-/// Padding after a path in [`Forest::decision_paths`]: no node.
-pub const NO_NODE: u32 = u32::MAX;
+use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::rows::new_output;
+use crate::scoring;
 
 impl Forest {
     /// Per tree, the number of columns of its block in [`Forest::decision_paths`]: the
     /// nodes of its longest path, its depth + 1.
     pub fn path_widths(&self) -> Vec<usize> {
-        self.trees
-            .iter()
-            .map(|tree| tree.stats().max_depth + 1)
-            .collect()
+        scoring::path_widths(&self.trees)
     }
 
     /// The nodes each row of `x` passes through, root to leaf, tree after tree: row
     /// `i` holds, in tree `t`'s block of [`path_widths`](Self::path_widths)`[t]`
-    /// columns, the ids (in tree `t`) of the nodes on its path, then [`NO_NODE`]s.
+    /// columns, the ids (in tree `t`) of the nodes on its path, then [`NO_NODE`](crate::NO_NODE)s.
     /// Rows are walked in parallel on `n_threads` threads (0: every core).
     ///
     /// ```
@@ -69,36 +61,6 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<()> {
-        let widths = self.path_widths();
-        let width = widths.iter().sum();
-        let out = output_rows(out, x.nrows(), width, "node of the trees' paths")?;
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
-            score_row_chunks(
-                self.n_features,
-                x,
-                out,
-                width,
-                ROW_CHUNK,
-                threads,
-                cancel,
-                |_, rows, out| {
-                    for (i, row_out) in out.chunks_exact_mut(width).enumerate() {
-                        if is_cancelled(cancel) {
-                            return;
-                        }
-                        let row = rows.row(i);
-                        let mut blocks = row_out.iter_mut();
-                        for (tree, &tree_width) in self.trees.iter().zip(&widths) {
-                            let mut block = blocks.by_ref().take(tree_width);
-                            tree.path_of(row, |id| {
-                                *block.next().expect("a path fits its tree's depth") = id
-                            });
-                            block.for_each(|cell| *cell = NO_NODE);
-                        }
-                    }
-                },
-            )
-        })
+        scoring::decision_paths_into(&self.trees, self.n_features, x, out, n_threads, cancel)
     }
 }

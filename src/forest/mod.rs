@@ -18,7 +18,6 @@ use crate::scoring::{Derived, ScoringTrees};
 use crate::tree::{Node, Task, Tree, TreeStats};
 
 pub use format::FORMAT_VERSION;
-pub use inspect::NO_NODE;
 pub use oob::OutOfBag;
 pub use params::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use targets::Targets;

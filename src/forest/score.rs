@@ -11,7 +11,7 @@ use crate::error::{invalid, try_filled, Result};
 use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks, SCORE_CHUNK};
 use crate::runtime::workers::Workers;
-use crate::scoring::LeafRows;
+use crate::scoring::{self, LeafRows};
 use crate::tree::Leaves;
 use crate::tree::Task;
 
@@ -262,28 +262,9 @@ impl Forest {
         n_threads: usize,
         cancel: &AtomicBool,
     ) -> Result<()> {
+        let layout = self.scoring_layout();
         let n_trees = self.trees.len();
-        let out = output_rows(out, x.nrows(), n_trees, "trees")?;
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
-            score_row_chunks(
-                self.n_features,
-                x,
-                out,
-                n_trees,
-                self.chunk_rows(),
-                threads,
-                cancel,
-                |_, rows, out| {
-                    let layout = self.scoring_layout();
-                    layout.visit_leaves(0..n_trees, rows, cancel, |leaf| {
-                        leaf.for_each_row(|row| {
-                            out[row * n_trees + leaf.tree] = O::from(leaf.node);
-                        })
-                    });
-                },
-            )
-        })
+        scoring::apply_into(layout, n_trees, self.n_features, x, out, n_threads, cancel)
     }
 
     /// Number of classes, or an error for a regression forest.

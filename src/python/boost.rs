@@ -16,7 +16,7 @@ use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
 use super::interrupt::{run_interruptible, INLINE_WALKS};
 use super::mapping::{from_dict, present, UnknownKeys};
 use super::params::{count_or_fraction, max_features, CountOrFraction};
-use super::{guarded, stats_dict, value_error, Samples};
+use super::{guarded, inspect, stats_dict, value_error, Samples};
 use crate::error::try_filled;
 use crate::{
     BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures, Progress,
@@ -201,6 +201,70 @@ impl PyBooster {
                 )));
             }
             Ok(self.model.transform(raw).into_pyarray(py))
+        })
+    }
+
+    /// Leaf node id per sample and tree (trees in round order), written into `out`
+    /// (Booster::apply_into).
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<i64>>,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.model.apply_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Per tree, the columns of its block in `decision_paths`: its depth + 1.
+    fn path_widths(&self) -> Vec<usize> {
+        self.model.path_widths()
+    }
+
+    /// The nodes each row of `x` passes through, tree after tree, written into `out`
+    /// (Booster::decision_paths_into).
+    fn decision_paths<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<u32>>,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.model
+                        .decision_paths_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Tree `index` (in round order) as a dict of arrays indexed by node id; pooled
+    /// windows are given over the last `n_axes` image axes.
+    fn tree_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        n_axes: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let trees = self.model.trees();
+            inspect::tree_arrays_at(py, trees, "boosted model", index, n_axes)
         })
     }
 

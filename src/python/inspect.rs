@@ -1,6 +1,7 @@
 //! A tree's structure as numpy arrays, for users to draw, export or study it.
 
 use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -16,6 +17,24 @@ const NOT_POOLED: i8 = 0;
 const REDUCE_MAX: i8 = 1;
 const REDUCE_MIN: i8 = -1;
 
+/// Tree `index` of `trees` (a `model`'s) as [`tree_arrays`] gives it, or a ValueError
+/// that says how many trees there are.
+pub(super) fn tree_arrays_at<'py>(
+    py: Python<'py>,
+    trees: &[Tree],
+    model: &str,
+    index: usize,
+    n_axes: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let tree = trees.get(index).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "tree index {index} out of range: the {model} has {} trees",
+            trees.len()
+        ))
+    })?;
+    tree_arrays(py, tree, n_axes)
+}
+
 /// `tree` as a dict of arrays indexed by node id: `children_left`, `children_right`
 /// (-1 at leaves), `threshold` (-2 at leaves), `atom_ptr` (the atom of node `i` is
 /// `atom_features[atom_ptr[i]..atom_ptr[i + 1]]` with `atom_weights` alike; empty at
@@ -25,11 +44,7 @@ const REDUCE_MIN: i8 = -1;
 /// and for pooled splits (whose atom is then the base atom) `pool_reduce` (1: maximum,
 /// -1: minimum, 0: not pooled) with `pool_shift_low` and `pool_shift_high` (n_nodes,
 /// `n_axes`: the window's shifts per image axis; 0 where not pooled).
-pub(super) fn tree_arrays<'py>(
-    py: Python<'py>,
-    tree: &Tree,
-    n_axes: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bound<'py, PyDict>> {
     let n_axes = n_axes.clamp(1, MAX_POOL_AXES);
     let nodes = tree.nodes();
     let n_nodes = nodes.len();

@@ -368,13 +368,8 @@ impl PyForest {
         n_axes: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let tree = self.forest.trees().get(index).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "tree index {index} out of range: the forest has {} trees",
-                    self.forest.trees().len()
-                ))
-            })?;
-            inspect::tree_arrays(py, tree, n_axes)
+            let trees = self.forest.trees();
+            inspect::tree_arrays_at(py, trees, "forest", index, n_axes)
         })
     }
 

@@ -3,14 +3,17 @@
 //! ([`walk`]), a split's side for all of a block's rows in vector lanes ([`lanes`]).
 //! What a leaf adds to a row (a boosted tree's value, a forest tree's class
 //! distribution or mean values) is the model's: the engine says which rows reached
-//! which leaf.
+//! which leaf ([`inspect`] hands those leaves, and the rows' paths, to users).
 
+mod inspect;
 mod lanes;
 mod layout;
 mod walk;
 
 use std::sync::OnceLock;
 
+pub use inspect::NO_NODE;
+pub(crate) use inspect::{apply_into, decision_paths_into, path_widths};
 pub(crate) use layout::ScoringTrees;
 pub(crate) use walk::LeafRows;
 

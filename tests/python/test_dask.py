@@ -438,14 +438,9 @@ def test_boosters_score_blockwise_as_in_memory(client, booster):
     X_test = images(240, 15)[0]
     X_dask = da.from_array(X_test, chunks=(70, 20))
     frame_dask = dd.from_pandas(pd.DataFrame(X_test), npartitions=3)
-    methods = ["predict"]
+    methods = ["predict", "apply"]
     if hasattr(booster, "predict_proba"):
         methods.append("predict_proba")
-    if hasattr(booster, "apply"):
-        methods.append("apply")
-    else:
-        with pytest.raises(TypeError, match="has no apply"):
-            morf_dask.apply(booster, X_dask)
     for method in methods:
         expected = getattr(booster, method)(X_test)
         for X_in in (X_dask, frame_dask):
