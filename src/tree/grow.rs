@@ -1,7 +1,6 @@
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicBool;
 
+use super::frontier::Frontier;
 use super::grown::{prune_cost_complexity, FoundSplit, GrownNode};
 use super::{goes_left, Leaves, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
@@ -103,9 +102,7 @@ pub(crate) fn grow_tree<C: SplitCriterion, T: Feature>(
     if settings.ccp_alpha > 0.0 {
         prune_cost_complexity(&mut grower.nodes, settings.ccp_alpha, root_weight);
     }
-    let mut tree = grower.lay_out(leaves);
-    tree.shrink_to_fit();
-    Some(tree)
+    Some(grower.lay_out(leaves))
 }
 
 /// One tree's growth: its samples, put in order node by node so that each node's
@@ -132,35 +129,6 @@ pub(super) struct Grower<'a, C, T: Clone> {
     /// The nodes in the order they were grown, children after their parents.
     pub(super) nodes: Vec<GrownNode>,
 }
-
-/// A node with a split waiting in best-first growth, ordered by its split's decrease
-/// (the earlier grown first among equals).
-struct Open {
-    decrease: f64,
-    id: usize,
-}
-
-impl Ord for Open {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.decrease
-            .total_cmp(&other.decrease)
-            .then(other.id.cmp(&self.id))
-    }
-}
-
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Open {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Open {}
 
 impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
     /// Grows every node that may be split, depth first and left first: the order of
@@ -194,12 +162,12 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
         if is_cancelled(cancel) {
             return None;
         }
-        let mut open = BinaryHeap::new();
+        let mut open = Frontier::default();
         let root = self.add_node(0, self.samples.len(), 0, max_leaves > 1);
         self.open(root, &mut open);
         let mut n_leaves = 1;
         while n_leaves < max_leaves {
-            let Some(Open { id, .. }) = open.pop() else {
+            let Some(id) = open.pop() else {
                 break;
             };
             n_leaves += 1;
@@ -225,12 +193,9 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
     }
 
     /// Puts node `id` among the `open` nodes if it has a split.
-    fn open(&self, id: usize, open: &mut BinaryHeap<Open>) {
+    fn open(&self, id: usize, open: &mut Frontier) {
         if let Some(split) = self.nodes[id].split {
-            open.push(Open {
-                decrease: split.decrease,
-                id,
-            });
+            open.push(id, split.decrease);
         }
     }
 

@@ -1,15 +1,19 @@
 //! Trees: growth (Algorithm 1 of the seeds), honest leaves, flat storage and scoring.
 
+mod frontier;
 mod grow;
 mod grown;
 mod honest;
+mod layout;
 mod leaves;
 mod legacy;
 mod task;
 mod validate;
 
+pub(crate) use frontier::Frontier;
 pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
+pub(crate) use layout::{lay_out, GrownSplit, GrownTree};
 pub use leaves::Leaves;
 pub(crate) use legacy::TreeV3;
 pub use task::Task;

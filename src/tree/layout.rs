@@ -1,0 +1,61 @@
+//! The flat layout of a grown tree, written once for every grower: forests' trees and
+//! boosted trees alike are laid out depth first, a split's left child right after it.
+
+use super::{Leaves, Node, Tree};
+use crate::atoms::Atom;
+
+/// A split of a grown tree, as the flat layout stores it.
+pub(crate) struct GrownSplit<'a> {
+    pub atom: Atom<'a>,
+    pub threshold: f32,
+    /// Whether samples with a missing projection go left.
+    pub missing_left: bool,
+    /// What the tree keeps as the split's impurity decrease (a boosted tree: its gain).
+    pub decrease: f32,
+    /// The grown ids of its children.
+    pub left: usize,
+    pub right: usize,
+}
+
+/// A tree as a grower leaves it: nodes by grown id, the root 0.
+pub(crate) trait GrownTree {
+    /// How many samples reached node `id`, and the weight they carry in the fit.
+    fn size(&self, id: usize) -> (u32, f32);
+    /// The split of node `id`, or `None` where it stays a leaf.
+    fn split(&self, id: usize) -> Option<GrownSplit<'_>>;
+    /// The leaf entries of leaf `id` summed over its samples, and their weight: the
+    /// leaf stores their quotient ([`Leaves::push`]).
+    fn leaf(&mut self, id: usize) -> (&[f64], f64);
+}
+
+/// `grown` as a [`Tree`] whose leaves, of the kind of `leaves` (no leaf yet, its prior
+/// set), are filled from [`GrownTree::leaf`]: depth first, a split's left child right
+/// after it, so that walking left stays in the same cache line.
+pub(crate) fn lay_out(grown: &mut impl GrownTree, leaves: Leaves) -> Tree {
+    let mut tree = Tree::empty(leaves);
+    // (grown node, the laid-out split whose right child it is)
+    let mut stack = vec![(0usize, None::<usize>)];
+    while let Some((id, right_of)) = stack.pop() {
+        let index = tree.nodes.len();
+        if let Some(parent) = right_of {
+            tree.nodes[parent].set_right(index as u32);
+        }
+        let (samples, weight) = grown.size(id);
+        tree.node_samples.push(samples);
+        tree.node_weights.push(weight);
+        if let Some(split) = grown.split(id) {
+            tree.push_split(split.atom, split.threshold, split.missing_left);
+            tree.impurity_decreases.push(split.decrease);
+            stack.push((split.right, Some(index)));
+            stack.push((split.left, None));
+        } else {
+            let value = tree.leaves.next_offset();
+            tree.nodes.push(Node::Leaf { value: Some(value) });
+            tree.impurity_decreases.push(0.0);
+            let (sums, weight) = grown.leaf(id);
+            tree.leaves.push(sums, weight);
+        }
+    }
+    tree.shrink_to_fit();
+    tree
+}
