@@ -29,7 +29,7 @@ impl Forest {
         self.predict_proba_cancellable(x, n_threads, &NEVER_CANCELLED)
     }
 
-    /// [`predict_proba`](Forest::predict_proba) that returns [`MorfError::Cancelled`]
+    /// [`predict_proba`](Forest::predict_proba) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled)
     /// soon after `cancel` is set: it is looked at before each tree walks each block of
     /// rows, a few milliseconds of work at most.
     pub fn predict_proba_cancellable<T: Feature>(
@@ -137,7 +137,7 @@ impl Forest {
     }
 
     /// [`predict_values`](Forest::predict_values) that returns
-    /// [`MorfError::Cancelled`] soon after `cancel` is set, as
+    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is set, as
     /// [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
     pub fn predict_values_cancellable<T: Feature>(
         &self,
@@ -193,7 +193,7 @@ impl Forest {
         self.predict_cancellable(x, n_threads, &NEVER_CANCELLED)
     }
 
-    /// [`predict`](Forest::predict) that returns [`MorfError::Cancelled`] soon after
+    /// [`predict`](Forest::predict) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after
     /// `cancel` is set, as [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
     pub fn predict_cancellable<T: Feature>(
         &self,
@@ -235,7 +235,7 @@ impl Forest {
         self.apply_cancellable(x, n_threads, &NEVER_CANCELLED)
     }
 
-    /// [`apply`](Forest::apply) that returns [`MorfError::Cancelled`] soon after
+    /// [`apply`](Forest::apply) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after
     /// `cancel` is set, as [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
     pub fn apply_cancellable<T: Feature>(
         &self,

@@ -7,12 +7,12 @@ use super::Leaves;
 /// What a model predicts: class probabilities or values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Task {
-    /// Class probabilities ([`Forest::predict_proba`]).
+    /// Class probabilities ([`Forest::predict_proba`](crate::Forest::predict_proba)).
     Classification {
         /// Number of classes.
         n_classes: usize,
     },
-    /// Target values ([`Forest::predict_values`]).
+    /// Target values ([`Forest::predict_values`](crate::Forest::predict_values)).
     Regression {
         /// Number of values per sample (columns of y).
         n_outputs: usize,
