@@ -20,18 +20,16 @@ use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
 use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
 use crate::runtime::control::is_cancelled;
 use crate::split::GradientHessian;
-use crate::tree::{lay_out, Frontier, GrownSplit, GrownTree, Leaves, Tree};
+use crate::tree::{lay_out, Frontier, GrownSplit, GrownTree, Leaves, Tree, TreeLimits};
 
 /// Atoms per parallel task when summing histograms and scanning them.
 const ATOMS_PER_TASK: usize = 8;
 
-/// Limits on one tree's growth.
+/// Settings of one boosted tree's growth.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct GrowLimits {
-    /// Most leaves.
-    pub max_leaves: usize,
-    /// Deepest a leaf may be.
-    pub max_depth: usize,
+pub(crate) struct BoostTreeSettings {
+    /// Its depth and leaves.
+    pub limits: TreeLimits,
     /// Where a node may be split.
     pub split: SplitLimits<GradientHessian>,
     /// Shrinkage of leaf values.
@@ -93,7 +91,7 @@ pub(crate) fn grow_tree(
     binned: &BinnedAtoms,
     g: &[f32],
     h: &[f32],
-    limits: &GrowLimits,
+    settings: &BoostTreeSettings,
     scratch: &mut GrowScratch,
     values: &mut Vec<f64>,
     cancel: &AtomicBool,
@@ -114,7 +112,7 @@ pub(crate) fn grow_tree(
         left: None,
     };
     scratch.nodes.push(root);
-    if may_split(&root, limits) {
+    if may_split(&root, settings) {
         let id = scratch.histograms.take();
         let pass = Pass {
             built_node: root,
@@ -123,19 +121,19 @@ pub(crate) fn grow_tree(
             all_positions: true,
         };
         let buffer = scratch.histograms.get_mut(id);
-        let (split, _) = run_pass(binned, limits, pass, buffer, None, g, h, &[]);
+        let (split, _) = run_pass(binned, settings, pass, buffer, None, g, h, &[]);
         scratch.nodes[0].histogram = Some(id);
         scratch.set_split(0, split);
     }
 
     let mut n_leaves = 1;
     // A cancelled fit is thrown away: stopping growth early is all it needs.
-    while n_leaves < limits.max_leaves && !is_cancelled(cancel) {
+    while settings.limits.has_room(n_leaves) && !is_cancelled(cancel) {
         let Some(parent) = scratch.frontier.pop() else {
             break;
         };
         n_leaves += 1;
-        split_node(binned, limits, scratch, parent, g, h, n_leaves);
+        split_node(binned, settings, scratch, parent, g, h, n_leaves);
     }
 
     // Leaf values from the samples themselves rather than from f32 bin sums.
@@ -143,7 +141,7 @@ pub(crate) fn grow_tree(
     for node in scratch.nodes.iter_mut().filter(|node| node.left.is_none()) {
         let positions = &scratch.positions[node.start..node.end];
         node.sums = Sums::of_positions(positions, g, h);
-        let value = leaf_value(node, limits);
+        let value = leaf_value(node, settings);
         for &p in positions {
             values[p as usize] = value;
         }
@@ -151,20 +149,21 @@ pub(crate) fn grow_tree(
     let mut growth = Growth {
         nodes: &scratch.nodes,
         binned,
-        limits,
+        settings,
         leaf_value: [0.0],
     };
     lay_out(&mut growth, Leaves::values(1))
 }
 
 /// The shrunk Newton step of a leaf.
-fn leaf_value(node: &GrowingNode, limits: &GrowLimits) -> f64 {
-    limits.learning_rate * limits.split.leaf_value(node.sums)
+fn leaf_value(node: &GrowingNode, settings: &BoostTreeSettings) -> f64 {
+    settings.learning_rate * settings.split.leaf_value(node.sums)
 }
 
 /// Whether `node` may get children at all.
-fn may_split(node: &GrowingNode, limits: &GrowLimits) -> bool {
-    node.depth < limits.max_depth && limits.split.may_split((node.end - node.start) as u32)
+fn may_split(node: &GrowingNode, settings: &BoostTreeSettings) -> bool {
+    settings.limits.may_deepen(node.depth)
+        && settings.split.may_split((node.end - node.start) as u32)
 }
 
 /// Splits node `parent` into two children and, where they may be split in turn
@@ -172,7 +171,7 @@ fn may_split(node: &GrowingNode, limits: &GrowLimits) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn split_node(
     binned: &BinnedAtoms,
-    limits: &GrowLimits,
+    settings: &BoostTreeSettings,
     scratch: &mut GrowScratch,
     parent: usize,
     g: &[f32],
@@ -223,15 +222,15 @@ fn split_node(
     let parent_histogram = node.histogram.expect("a node with a split has a histogram");
 
     // Children of a tree that is now full are leaves, whatever they could do.
-    let room = n_leaves < limits.max_leaves;
+    let room = settings.limits.has_room(n_leaves);
     let (small_id, large_id) = if mid - node.start <= node.end - mid {
         (left_id, left_id + 1)
     } else {
         (left_id + 1, left_id)
     };
     let (small, large) = (scratch.nodes[small_id], scratch.nodes[large_id]);
-    let small_splits = room && may_split(&small, limits);
-    let large_splits = room && may_split(&large, limits);
+    let small_splits = room && may_split(&small, settings);
+    let large_splits = room && may_split(&large, settings);
     if !small_splits && !large_splits {
         scratch.histograms.give_back(parent_histogram);
         return;
@@ -259,7 +258,7 @@ fn split_node(
         };
         let (small_split, large_split) = run_pass(
             binned,
-            limits,
+            settings,
             pass,
             built,
             Some(derived),
@@ -286,7 +285,7 @@ fn split_node(
         };
         let (small_split, _) = run_pass(
             binned,
-            limits,
+            settings,
             pass,
             built,
             None,
@@ -306,7 +305,7 @@ fn split_node(
 #[allow(clippy::too_many_arguments)]
 fn run_pass(
     binned: &BinnedAtoms,
-    limits: &GrowLimits,
+    settings: &BoostTreeSettings,
     pass: Pass,
     built: &mut [Slot],
     derived: Option<&mut [Slot]>,
@@ -339,7 +338,7 @@ fn run_pass(
                     missing,
                     pass.built_node.sums,
                     a as u32,
-                    &limits.split,
+                    &settings.split,
                     &mut scan,
                 );
                 best.0 = BinSplit::better(best.0, found);
@@ -352,7 +351,7 @@ fn run_pass(
                     missing,
                     other.sums,
                     a as u32,
-                    &limits.split,
+                    &settings.split,
                     &mut scan,
                 );
                 best.1 = BinSplit::better(best.1, found);
@@ -385,7 +384,7 @@ fn run_pass(
 struct Growth<'a> {
     nodes: &'a [GrowingNode],
     binned: &'a BinnedAtoms,
-    limits: &'a GrowLimits,
+    settings: &'a BoostTreeSettings,
     /// The value of the leaf being laid out.
     leaf_value: [f64; 1],
 }
@@ -415,7 +414,7 @@ impl GrownTree for Growth<'_> {
     }
 
     fn leaf(&mut self, id: usize) -> (&[f64], f64) {
-        self.leaf_value = [leaf_value(&self.nodes[id], self.limits)];
+        self.leaf_value = [leaf_value(&self.nodes[id], self.settings)];
         (&self.leaf_value, 1.0)
     }
 }

@@ -8,6 +8,7 @@ mod importance;
 mod layout;
 mod leaves;
 mod legacy;
+mod limits;
 mod task;
 mod validate;
 
@@ -18,6 +19,7 @@ pub(crate) use importance::normalised;
 pub(crate) use layout::{lay_out, GrownSplit, GrownTree};
 pub use leaves::Leaves;
 pub(crate) use legacy::TreeV3;
+pub(crate) use limits::TreeLimits;
 pub use task::Task;
 
 use serde::{Deserialize, Serialize};
