@@ -59,3 +59,75 @@ pub(crate) fn lay_out(grown: &mut impl GrownTree, leaves: Leaves) -> Tree {
     tree.shrink_to_fit();
     tree
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Grown best first: the root's right child (2) was grown before its left
+    /// child's children (3, 4).
+    struct BestFirst {
+        children: [Option<(usize, usize)>; 5],
+        features: [u32; 5],
+        weights: [f32; 5],
+        leaf: [f64; 1],
+    }
+
+    impl GrownTree for BestFirst {
+        fn size(&self, id: usize) -> (u32, f32) {
+            (10 * id as u32, id as f32)
+        }
+
+        fn split(&self, id: usize) -> Option<GrownSplit<'_>> {
+            let (left, right) = self.children[id]?;
+            Some(GrownSplit {
+                atom: Atom {
+                    indices: std::slice::from_ref(&self.features[id]),
+                    weights: std::slice::from_ref(&self.weights[id]),
+                    window: None,
+                },
+                threshold: 0.5 + id as f32,
+                missing_left: id == 1,
+                decrease: id as f32 + 0.25,
+                left,
+                right,
+            })
+        }
+
+        fn leaf(&mut self, id: usize) -> (&[f64], f64) {
+            self.leaf = [2.0 * id as f64];
+            (&self.leaf, 2.0)
+        }
+    }
+
+    #[test]
+    fn grown_nodes_are_laid_out_depth_first_left_child_next() {
+        let mut grown = BestFirst {
+            children: [Some((1, 2)), Some((3, 4)), None, None, None],
+            features: [7, 8, 9, 10, 11],
+            weights: [1.0; 5],
+            leaf: [0.0],
+        };
+        let tree = lay_out(&mut grown, Leaves::values(1));
+        // Depth first: grown 0, 1, 3, 4, then 2.
+        let order = [0, 1, 3, 4, 2];
+        let samples: Vec<u32> = order.iter().map(|&id| 10 * id as u32).collect();
+        assert_eq!(tree.node_samples(), samples);
+        let weights: Vec<f32> = order.iter().map(|&id| id as f32).collect();
+        assert_eq!(tree.node_weights(), weights);
+        assert_eq!(tree.impurity_decreases, [0.25, 1.25, 0.0, 0.0, 0.0]);
+        let split = |feature, threshold, right, missing_left| Node::SplitOnFeature {
+            right,
+            threshold,
+            feature,
+            weight: 1.0,
+            missing_left,
+        };
+        assert_eq!(tree.nodes()[0], split(7, 0.5, 4, false));
+        assert_eq!(tree.nodes()[1], split(8, 1.5, 3, true));
+        for (laid, grown_id) in [(2, 3), (3, 4), (4, 2)] {
+            // Each leaf holds its own sums over its weight.
+            assert_eq!(tree.leaf_values(laid), Some(&[grown_id as f64][..]));
+        }
+    }
+}
