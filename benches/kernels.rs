@@ -1,17 +1,17 @@
 //! Criterion benchmarks of the kernels: projecting a node on its atoms (directly and
 //! through running sums), split search at several node sizes (sorted, counted, and with
-//! missing values), and batch scoring. `cargo bench --bench kernels`.
+//! missing values), and batch scoring. `cargo bench --bench kernels --features
+//! bench-internals`.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use morf_rs::atoms::{AtomKind, AtomSet, Patches};
-use morf_rs::data::{Rows, RunningSums};
-use morf_rs::rng::Rng;
-use morf_rs::split::{
-    best_split, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson, SplitCriterion, SplitRule,
-    SplitScratch, SquaredError,
+use morf_rs::internals::{
+    best_split, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson, Rows, RunningSums,
+    SplitCriterion, SplitRule, SplitScratch, SquaredError,
 };
+use morf_rs::rng::Rng;
 use morf_rs::{Forest, ForestParams, MaxFeatures};
 use ndarray::Array2;
 

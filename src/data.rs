@@ -59,7 +59,7 @@ impl Feature for f64 {
 }
 
 /// Bytes (pixel intensities, counts, binary data). Training also stores a float X
-/// whose values are all whole numbers in `0..=255` this way ([`Rows::to_bytes`]): the
+/// whose values are all whole numbers in `0..=255` this way (`Rows::to_bytes`): the
 /// projections are the same exact whole numbers, read from a quarter of the memory.
 impl Feature for u8 {
     #[inline(always)]
@@ -157,7 +157,9 @@ impl<'a, T: Feature> Rows<'a, T> {
     /// enough that any sum of a row's values with whole coefficients of magnitude at
     /// most `max_weight` is an exact `f32`: `max|x| * n_features * max_weight <= 2^24`.
     /// Projections on atoms with such weights are then whole numbers whatever the order
-    /// of summation, and so are their partial sums.
+    /// of summation, and so are their partial sums. (Fits ask [`Self::whole_values`]
+    /// with their own bound; the tests and kernel benchmarks ask this.)
+    #[cfg(any(test, feature = "bench-internals"))]
     pub fn whole_range(&self, max_weight: u32) -> Option<(f32, f32)> {
         self.whole_values()
             .filter(|&range| sums_stay_exact(range, self.n_features, max_weight))

@@ -20,14 +20,29 @@
 
 pub mod atoms;
 mod boost;
-pub mod data;
+mod data;
 mod error;
 mod forest;
+// Public for the tests, examples and fuzz seeds that draw their data with it; no part
+// of the API.
+#[doc(hidden)]
 pub mod rng;
 mod runtime;
 mod scoring;
-pub mod split;
-pub mod tree;
+mod split;
+mod tree;
+
+/// The internals `benches/kernels.rs` times (projection, split search), public only
+/// with the `bench-internals` feature: no part of the API.
+#[cfg(feature = "bench-internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::data::{Rows, RunningSums};
+    pub use crate::split::{
+        best_split, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson, SplitCriterion,
+        SplitRule, SplitScratch, SquaredError,
+    };
+}
 
 #[cfg(feature = "python")]
 mod python;

@@ -147,7 +147,7 @@ impl AtomKind {
     }
 
     /// Bounds on the weights of the atoms this dictionary draws.
-    pub fn weight_bounds(&self) -> WeightBounds {
+    pub(crate) fn weight_bounds(&self) -> WeightBounds {
         let (max_abs, spread) = match self {
             AtomKind::AxisAligned | AtomKind::Patches(_) => (1, 1),
             AtomKind::SparseOblique { .. } => (1, 2),

@@ -21,18 +21,19 @@ mod signed;
 mod weighted;
 mod window;
 
-pub use axis::AxisAlignedSampler;
 pub use count::{MaxFeatures, MAX_NODE_PROJECTIONS};
-pub use graph::{GraphAtoms, GraphSampler, SamplingGraph};
-pub use kind::{AtomKind, WeightBounds};
-pub use mixture::MixtureSampler;
-pub use oblique::SparseObliqueSampler;
-pub use patch::{PatchSampler, Patches};
-pub use pooled::{Pooled, PooledSampler, Reductions};
+pub use graph::{GraphAtoms, SamplingGraph};
+pub use kind::AtomKind;
+pub use patch::Patches;
+pub use pooled::{Pooled, Reductions};
 pub use set::{Atom, AtomSet};
-pub use signed::{SignedPatchSampler, SignedPatches};
-pub use weighted::{Profile, WeightedPatchSampler};
-pub use window::{project_pooled, Reduce, Window, MAX_POOL_AXES};
+pub use signed::SignedPatches;
+pub use window::{Reduce, Window, MAX_POOL_AXES};
+
+// Each family's sampler is reached through [`AtomKind::sampler`].
+pub(crate) use axis::AxisAlignedSampler;
+pub(crate) use oblique::SparseObliqueSampler;
+pub(crate) use window::project_pooled;
 
 use crate::rng::Rng;
 

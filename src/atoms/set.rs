@@ -23,14 +23,14 @@ impl Atom<'_> {
 
     /// Whether every weight is a whole number: then projections of whole-valued rows
     /// are whole, and exact while their partial sums stay within 2^24
-    /// ([`Rows::whole_range`](crate::data::Rows::whole_range)).
+    /// (the bound fits check on X).
     pub fn has_integer_weights(&self) -> bool {
         self.weights.iter().all(|&weight| weight.trunc() == weight)
     }
 
     /// The projection `a · x` of one row, summed in index order (the same order at
     /// training and scoring time, so both see identical values); for a pooled atom,
-    /// the reduction of the shifted atom's responses ([`project_pooled`]).
+    /// the reduction of the shifted atom's responses ([`Window`]).
     #[inline]
     pub fn project<T: Feature>(&self, row: &[T]) -> f32 {
         if let Some(window) = self.window {
@@ -133,20 +133,17 @@ impl AtomSet {
     }
 
     /// Rewrites every atom as an atom over the rows' running sums
-    /// ([`Rows::running_sums`]), `S[j] = x[0] + ... + x[j]`. With `w` the atom's weight
+    /// (`Rows::running_sums`), `S[j] = x[0] + ... + x[j]`. With `w` the atom's weight
     /// per feature (0 off the atom), `a · x = sum_j (w[j] - w[j + 1]) S[j]`: a run of
     /// neighbouring features of equal weight costs two terms however long it is, and
     /// two runs that touch share one (a unit patch row `s..=e` becomes `-1` at `s - 1`
     /// and `+1` at `e`; +1 cells next to -1 cells become `+2` at the border).
     ///
     /// Both atoms project to the same value bit for bit on whole-valued X whose
-    /// [`Rows::whole_range`] bound covers the weights' spread `max(0, max w) -
+    /// whole-number bound covers the weights' spread `max(0, max w) -
     /// min(0, min w)` (`spread * n_features * max|x| <= 2^24`): a partial sum of the
     /// rewritten atom up to `S[J]` equals `sum_{k <= J} (w[k] - w[J + 1]) x[k]`, whose
     /// coefficients are at most the spread, so every addition of either form is exact.
-    ///
-    /// [`Rows::running_sums`]: crate::data::Rows::running_sums
-    /// [`Rows::whole_range`]: crate::data::Rows::whole_range
     ///
     /// Pooled atoms have no running-sum form (a shift crosses the rows' seams); split
     /// search reads X itself where the dictionary pools ([`AtomKind::pools`]).

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::binning::BinnedAtoms;
 use super::checks::{check_model_size, check_targets};
-use super::grow::{grow_tree, GrowLimits, GrowScratch};
+use super::grow::{grow_tree, BoostTreeSettings, GrowScratch};
 use super::loss::{BoostTargets, Loss, Sampled};
 use super::model::{add_largest_leaf_values, tree_value, Booster};
 use super::params::BoostParams;
@@ -23,7 +23,7 @@ use crate::rng::Rng;
 use crate::runtime::control::{check_cancel, TreeCounter};
 use crate::runtime::workers::with_threads;
 use crate::runtime::FitControl;
-use crate::tree::Tree;
+use crate::tree::{Tree, TreeLimits};
 
 /// Random streams of round `r` are `ROUND_STREAMS * r + offset`, one offset per use.
 const ROUND_STREAMS: u64 = 4;
@@ -142,9 +142,8 @@ impl Booster {
         if train_rows.iter().all(|&r| weights[r as usize] == 0.0) {
             return Err(MorfError::ZeroTotalWeight);
         }
-        let limits = GrowLimits {
-            max_leaves: params.max_leaf_nodes.unwrap_or(usize::MAX),
-            max_depth: params.max_depth.unwrap_or(usize::MAX),
+        let tree_settings = BoostTreeSettings {
+            limits: TreeLimits::new(params.max_depth, params.max_leaf_nodes),
             split: SplitLimits::boosting(
                 params.min_samples_leaf.min(u32::MAX as usize) as u32,
                 params.l2_regularization,
@@ -163,7 +162,7 @@ impl Booster {
             targets,
             weights: &weights,
             n_atoms,
-            limits,
+            tree_settings,
             n_features,
             missing,
         };
@@ -250,7 +249,7 @@ struct Training<'a> {
     targets: BoostTargets<'a>,
     weights: &'a [f64],
     n_atoms: usize,
-    limits: GrowLimits,
+    tree_settings: BoostTreeSettings,
     n_features: usize,
     /// Whether X holds missing values.
     missing: bool,
@@ -336,7 +335,15 @@ impl Training<'_> {
                         .expect("no panics")
                         .pop()
                         .unwrap_or_default();
-                    let tree = grow_tree(&binned, g, h, &self.limits, &mut scratch, values, cancel);
+                    let tree = grow_tree(
+                        &binned,
+                        g,
+                        h,
+                        &self.tree_settings,
+                        &mut scratch,
+                        values,
+                        cancel,
+                    );
                     scratches.lock().expect("no panics").push(scratch);
                     counter.tree_done();
                     tree

@@ -20,18 +20,16 @@ use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
 use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
 use crate::runtime::control::is_cancelled;
 use crate::split::GradientHessian;
-use crate::tree::{Leaves, Node, Tree};
+use crate::tree::{lay_out, Frontier, GrownSplit, GrownTree, Leaves, Tree, TreeLimits};
 
 /// Atoms per parallel task when summing histograms and scanning them.
 const ATOMS_PER_TASK: usize = 8;
 
-/// Limits on one tree's growth.
+/// Settings of one boosted tree's growth.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct GrowLimits {
-    /// Most leaves.
-    pub max_leaves: usize,
-    /// Deepest a leaf may be.
-    pub max_depth: usize,
+pub(crate) struct BoostTreeSettings {
+    /// Its depth and leaves.
+    pub limits: TreeLimits,
     /// Where a node may be split.
     pub split: SplitLimits<GradientHessian>,
     /// Shrinkage of leaf values.
@@ -62,6 +60,17 @@ pub(crate) struct GrowScratch {
     ordered_h: Vec<f32>,
     histograms: HistogramPool,
     nodes: Vec<GrowingNode>,
+    frontier: Frontier,
+}
+
+impl GrowScratch {
+    /// Gives node `id` its best split, if it has one, which puts it on the frontier.
+    fn set_split(&mut self, id: usize, split: Option<BinSplit>) {
+        self.nodes[id].split = split;
+        if let Some(split) = split {
+            self.frontier.push(id, split.gain);
+        }
+    }
 }
 
 /// What one parallel pass does: sums the histogram of `built_node` from its samples
@@ -82,7 +91,7 @@ pub(crate) fn grow_tree(
     binned: &BinnedAtoms,
     g: &[f32],
     h: &[f32],
-    limits: &GrowLimits,
+    settings: &BoostTreeSettings,
     scratch: &mut GrowScratch,
     values: &mut Vec<f64>,
     cancel: &AtomicBool,
@@ -92,6 +101,7 @@ pub(crate) fn grow_tree(
     scratch.positions.clear();
     scratch.positions.extend(0..m as u32);
     scratch.nodes.clear();
+    scratch.frontier.clear();
     let root = GrowingNode {
         start: 0,
         end: m,
@@ -102,7 +112,7 @@ pub(crate) fn grow_tree(
         left: None,
     };
     scratch.nodes.push(root);
-    if may_split(&root, limits) {
+    if may_split(&root, settings) {
         let id = scratch.histograms.take();
         let pass = Pass {
             built_node: root,
@@ -111,19 +121,19 @@ pub(crate) fn grow_tree(
             all_positions: true,
         };
         let buffer = scratch.histograms.get_mut(id);
-        let (split, _) = run_pass(binned, limits, pass, buffer, None, g, h, &[]);
+        let (split, _) = run_pass(binned, settings, pass, buffer, None, g, h, &[]);
         scratch.nodes[0].histogram = Some(id);
-        scratch.nodes[0].split = split;
+        scratch.set_split(0, split);
     }
 
     let mut n_leaves = 1;
     // A cancelled fit is thrown away: stopping growth early is all it needs.
-    while n_leaves < limits.max_leaves && !is_cancelled(cancel) {
-        let Some(parent) = next_to_split(&scratch.nodes) else {
+    while settings.limits.has_room(n_leaves) && !is_cancelled(cancel) {
+        let Some(parent) = scratch.frontier.pop() else {
             break;
         };
         n_leaves += 1;
-        split_node(binned, limits, scratch, parent, g, h, n_leaves);
+        split_node(binned, settings, scratch, parent, g, h, n_leaves);
     }
 
     // Leaf values from the samples themselves rather than from f32 bin sums.
@@ -131,35 +141,29 @@ pub(crate) fn grow_tree(
     for node in scratch.nodes.iter_mut().filter(|node| node.left.is_none()) {
         let positions = &scratch.positions[node.start..node.end];
         node.sums = Sums::of_positions(positions, g, h);
-        let value = leaf_value(node, limits);
+        let value = leaf_value(node, settings);
         for &p in positions {
             values[p as usize] = value;
         }
     }
-    lay_out(&scratch.nodes, binned, limits)
+    let mut growth = Growth {
+        nodes: &scratch.nodes,
+        binned,
+        settings,
+        leaf_value: [0.0],
+    };
+    lay_out(&mut growth, Leaves::values(1))
 }
 
 /// The shrunk Newton step of a leaf.
-fn leaf_value(node: &GrowingNode, limits: &GrowLimits) -> f64 {
-    limits.learning_rate * limits.split.leaf_value(node.sums)
+fn leaf_value(node: &GrowingNode, settings: &BoostTreeSettings) -> f64 {
+    settings.learning_rate * settings.split.leaf_value(node.sums)
 }
 
 /// Whether `node` may get children at all.
-fn may_split(node: &GrowingNode, limits: &GrowLimits) -> bool {
-    node.depth < limits.max_depth && limits.split.may_split((node.end - node.start) as u32)
-}
-
-/// The unsplit node with the best split (the earliest among equals), if any.
-fn next_to_split(nodes: &[GrowingNode]) -> Option<usize> {
-    let mut best: Option<(usize, BinSplit)> = None;
-    for (id, node) in nodes.iter().enumerate() {
-        if let (None, Some(split)) = (node.left, node.split) {
-            if best.is_none_or(|(_, b)| split.gain > b.gain) {
-                best = Some((id, split));
-            }
-        }
-    }
-    best.map(|(id, _)| id)
+fn may_split(node: &GrowingNode, settings: &BoostTreeSettings) -> bool {
+    settings.limits.may_deepen(node.depth)
+        && settings.split.may_split((node.end - node.start) as u32)
 }
 
 /// Splits node `parent` into two children and, where they may be split in turn
@@ -167,7 +171,7 @@ fn next_to_split(nodes: &[GrowingNode]) -> Option<usize> {
 #[allow(clippy::too_many_arguments)]
 fn split_node(
     binned: &BinnedAtoms,
-    limits: &GrowLimits,
+    settings: &BoostTreeSettings,
     scratch: &mut GrowScratch,
     parent: usize,
     g: &[f32],
@@ -218,15 +222,15 @@ fn split_node(
     let parent_histogram = node.histogram.expect("a node with a split has a histogram");
 
     // Children of a tree that is now full are leaves, whatever they could do.
-    let room = n_leaves < limits.max_leaves;
+    let room = settings.limits.has_room(n_leaves);
     let (small_id, large_id) = if mid - node.start <= node.end - mid {
         (left_id, left_id + 1)
     } else {
         (left_id + 1, left_id)
     };
     let (small, large) = (scratch.nodes[small_id], scratch.nodes[large_id]);
-    let small_splits = room && may_split(&small, limits);
-    let large_splits = room && may_split(&large, limits);
+    let small_splits = room && may_split(&small, settings);
+    let large_splits = room && may_split(&large, settings);
     if !small_splits && !large_splits {
         scratch.histograms.give_back(parent_histogram);
         return;
@@ -254,7 +258,7 @@ fn split_node(
         };
         let (small_split, large_split) = run_pass(
             binned,
-            limits,
+            settings,
             pass,
             built,
             Some(derived),
@@ -263,10 +267,10 @@ fn split_node(
             small_positions,
         );
         scratch.nodes[large_id].histogram = Some(parent_histogram);
-        scratch.nodes[large_id].split = large_split;
+        scratch.set_split(large_id, large_split);
         if small_splits {
             scratch.nodes[small_id].histogram = Some(small_histogram);
-            scratch.nodes[small_id].split = small_split;
+            scratch.set_split(small_id, small_split);
         } else {
             scratch.histograms.give_back(small_histogram);
         }
@@ -281,7 +285,7 @@ fn split_node(
         };
         let (small_split, _) = run_pass(
             binned,
-            limits,
+            settings,
             pass,
             built,
             None,
@@ -290,7 +294,7 @@ fn split_node(
             small_positions,
         );
         scratch.nodes[small_id].histogram = Some(parent_histogram);
-        scratch.nodes[small_id].split = small_split;
+        scratch.set_split(small_id, small_split);
     }
 }
 
@@ -301,7 +305,7 @@ fn split_node(
 #[allow(clippy::too_many_arguments)]
 fn run_pass(
     binned: &BinnedAtoms,
-    limits: &GrowLimits,
+    settings: &BoostTreeSettings,
     pass: Pass,
     built: &mut [Slot],
     derived: Option<&mut [Slot]>,
@@ -334,7 +338,7 @@ fn run_pass(
                     missing,
                     pass.built_node.sums,
                     a as u32,
-                    &limits.split,
+                    &settings.split,
                     &mut scan,
                 );
                 best.0 = BinSplit::better(best.0, found);
@@ -347,7 +351,7 @@ fn run_pass(
                     missing,
                     other.sums,
                     a as u32,
-                    &limits.split,
+                    &settings.split,
                     &mut scan,
                 );
                 best.1 = BinSplit::better(best.1, found);
@@ -374,44 +378,43 @@ fn run_pass(
     }
 }
 
-/// The grown nodes as a [`Tree`]: depth first, a split's left child right after it,
-/// each split's atom and threshold, each leaf's shrunk value, each split's gain. A
-/// node's weight is its hessian sum, the weight its samples carry in the fit.
-fn lay_out(nodes: &[GrowingNode], binned: &BinnedAtoms, limits: &GrowLimits) -> Tree {
-    let mut tree = Tree::empty(Leaves::values(1));
-    // (grown node, the laid-out split whose right child it is)
-    let mut stack = vec![(0usize, None::<usize>)];
-    while let Some((id, right_of)) = stack.pop() {
-        let index = tree.nodes.len() as u32;
-        if let Some(parent) = right_of {
-            tree.nodes[parent].set_right(index);
-        }
-        let node = &nodes[id];
-        tree.node_samples.push(node.sums.n);
-        tree.node_weights.push(node.sums.h as f32);
-        match (node.left, node.split) {
-            (Some(left), Some(split)) => {
-                let atom = binned.atoms.get(split.atom as usize);
-                let threshold = binned.threshold(split.atom as usize, split.bin as usize);
-                // Without missing values at the node, scoring sends them to the
-                // larger child.
-                let missing_left = split
-                    .missing_left
-                    .unwrap_or(nodes[left].sums.n >= nodes[left + 1].sums.n);
-                tree.push_split(atom, threshold, missing_left);
-                tree.impurity_decreases.push(split.gain as f32);
-                stack.push((left + 1, Some(index as usize)));
-                stack.push((left, None));
-            }
-            _ => {
-                tree.nodes.push(Node::Leaf {
-                    value: Some(tree.leaves.next_offset()),
-                });
-                tree.impurity_decreases.push(0.0);
-                tree.leaves.push(&[leaf_value(node, limits)], 1.0);
-            }
-        }
+/// A boosted tree as the layout reads it: each split's atom and threshold, each
+/// leaf's shrunk value, each split's gain. A node's weight is its hessian sum, the
+/// weight its samples carry in the fit.
+struct Growth<'a> {
+    nodes: &'a [GrowingNode],
+    binned: &'a BinnedAtoms,
+    settings: &'a BoostTreeSettings,
+    /// The value of the leaf being laid out.
+    leaf_value: [f64; 1],
+}
+
+impl GrownTree for Growth<'_> {
+    fn size(&self, id: usize) -> (u32, f32) {
+        let sums = self.nodes[id].sums;
+        (sums.n, sums.h as f32)
     }
-    tree.shrink_to_fit();
-    tree
+
+    fn split(&self, id: usize) -> Option<GrownSplit<'_>> {
+        let node = &self.nodes[id];
+        let (left, split) = node.left.zip(node.split)?;
+        let atom = split.atom as usize;
+        Some(GrownSplit {
+            atom: self.binned.atoms.get(atom),
+            threshold: self.binned.threshold(atom, split.bin as usize),
+            // Without missing values at the node, scoring sends them to the larger
+            // child.
+            missing_left: split
+                .missing_left
+                .unwrap_or(self.nodes[left].sums.n >= self.nodes[left + 1].sums.n),
+            decrease: split.gain as f32,
+            left,
+            right: left + 1,
+        })
+    }
+
+    fn leaf(&mut self, id: usize) -> (&[f64], f64) {
+        self.leaf_value = [leaf_value(&self.nodes[id], self.settings)];
+        (&self.leaf_value, 1.0)
+    }
 }

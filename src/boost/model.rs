@@ -15,7 +15,7 @@ use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
 use crate::runtime::workers::Workers;
 use crate::scoring::Derived;
-use crate::tree::{Leaves, Tree, TreeStats};
+use crate::tree::{normalised, Leaves, Tree, TreeStats};
 
 /// A gradient-boosted model: a starting score, then per round one tree per output
 /// (per class for three classes or more, one otherwise), each adding its leaf value.
@@ -298,13 +298,4 @@ pub(super) fn add_largest_leaf_values(bounds: &mut [f64], round: &[Tree]) {
         };
         *bound += largest;
     }
-}
-
-/// `values` scaled to sum 1, or left as zeros.
-fn normalised(mut values: Vec<f64>) -> Vec<f64> {
-    let total: f64 = values.iter().sum();
-    if total > 0.0 {
-        values.iter_mut().for_each(|v| *v /= total);
-    }
-    values
 }

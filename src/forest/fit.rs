@@ -21,7 +21,7 @@ use crate::split::{
     SplitScratch, SquaredError,
 };
 use crate::tree::Task;
-use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree};
+use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree, TreeLimits};
 
 /// Mean leaf depth of the first round of trees from which, when X holds whole numbers,
 /// the remaining trees search splits on a compact copy of X (its bytes, or its running
@@ -118,12 +118,11 @@ impl Forest {
                 whole_range: exact_for(bounds.max_abs),
                 missing_values,
             },
-            max_depth: params.max_depth.unwrap_or(usize::MAX),
+            limits: TreeLimits::new(params.max_depth, params.max_leaf_nodes),
             min_samples_split: params.min_samples_split,
             min_impurity_decrease: params.min_impurity_decrease,
             min_weight_fraction_leaf: params.min_weight_fraction_leaf,
             n_atoms,
-            max_leaf_nodes: params.max_leaf_nodes,
             ccp_alpha: params.ccp_alpha,
         };
         let job = TrainingJob {

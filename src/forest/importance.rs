@@ -2,6 +2,7 @@
 
 use super::Forest;
 use crate::error::{try_filled, Result};
+use crate::tree::normalised;
 
 impl Forest {
     /// The seeds' feature importance (section 3.3): how often each feature takes part
@@ -38,13 +39,4 @@ impl Forest {
     fn per_feature(&self) -> Result<Vec<f64>> {
         try_filled(self.n_features, 1, 0.0, "one importance per feature")
     }
-}
-
-/// `values` scaled to sum 1, or left as zeros.
-fn normalised(mut values: Vec<f64>) -> Vec<f64> {
-    let total: f64 = values.iter().sum();
-    if total > 0.0 {
-        values.iter_mut().for_each(|v| *v /= total);
-    }
-    values
 }

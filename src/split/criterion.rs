@@ -159,12 +159,6 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// leaf values are made: a leaf predicts the sums of these entries over its
     /// samples divided by their weight (class frequencies, or mean values).
     fn leaf_entries(&self, local: &LocalSamples, sample: usize, add: impl FnMut(usize, f64));
-
-    /// Weighted impurity `W * I` of a node from its [`NodeTargets`].
-    fn node_cost(&self, node: &NodeTargets) -> f64 {
-        let terms = node.sums.iter().map(|&s| self.term(s, node.weight)).sum();
-        self.cost(node.weight, terms)
-    }
 }
 
 /// Copies the weights and classes of `samples` into `node`, with the weight of each

@@ -14,5 +14,5 @@ pub use criterion::{
 };
 pub use projection::{key_value, sort_key, NodeProjector};
 pub(crate) use scan::midpoint;
-pub use search::{best_split, SplitCandidate, SplitRule, SplitScratch};
+pub use search::{best_split, SplitRule, SplitScratch};
 pub use sort::sort_by_value;

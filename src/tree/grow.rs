@@ -1,8 +1,8 @@
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicBool;
 
+use super::frontier::Frontier;
 use super::grown::{prune_cost_complexity, FoundSplit, GrownNode};
+use super::limits::TreeLimits;
 use super::{goes_left, Leaves, Tree};
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
@@ -12,18 +12,17 @@ use crate::split::{
     best_split, LocalSamples, NodeTargets, SplitCriterion, SplitRule, SplitScratch,
 };
 
-/// Resolved stopping and split settings of one tree.
+/// Resolved stopping and split settings of one forest tree.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GrowSettings {
     pub rule: SplitRule,
-    pub max_depth: usize,
+    /// Its depth and leaves; with a leaf limit it grows best first.
+    pub limits: TreeLimits,
     pub min_samples_split: usize,
     pub min_impurity_decrease: f64,
     /// Least weight of a leaf, as a fraction of the weight of the tree's sample.
     pub min_weight_fraction_leaf: f64,
     pub n_atoms: usize,
-    /// Most leaves, grown best first; `None` grows depth first without a limit.
-    pub max_leaf_nodes: Option<usize>,
     /// Cost-complexity pruning's alpha; 0 prunes nothing.
     pub ccp_alpha: f64,
 }
@@ -56,7 +55,7 @@ impl<'a, T: Clone> SearchRows<'a, T> {
 }
 
 /// Grows one tree on `local` (all of whose weights are positive): depth first, or best
-/// first up to `settings.max_leaf_nodes` leaves; then prunes it by cost complexity
+/// first up to `settings.limits.max_leaves` leaves; then prunes it by cost complexity
 /// (`settings.ccp_alpha`) and fills `leaves` (empty, of the kind `criterion` predicts)
 /// with the values of the samples that reach them. `scratch` and `node` only lend
 /// buffers: their contents never change the tree. `None` once `cancel` is set, which
@@ -96,16 +95,14 @@ pub(crate) fn grow_tree<C: SplitCriterion, T: Feature>(
         atom_weights: Vec::new(),
         nodes: Vec::new(),
     };
-    match settings.max_leaf_nodes {
+    match settings.limits.max_leaves {
         None => grower.grow_depth_first(cancel)?,
         Some(max_leaves) => grower.grow_best_first(max_leaves, cancel)?,
     }
     if settings.ccp_alpha > 0.0 {
         prune_cost_complexity(&mut grower.nodes, settings.ccp_alpha, root_weight);
     }
-    let mut tree = grower.lay_out(leaves);
-    tree.shrink_to_fit();
-    Some(tree)
+    Some(grower.lay_out(leaves))
 }
 
 /// One tree's growth: its samples, put in order node by node so that each node's
@@ -132,35 +129,6 @@ pub(super) struct Grower<'a, C, T: Clone> {
     /// The nodes in the order they were grown, children after their parents.
     pub(super) nodes: Vec<GrownNode>,
 }
-
-/// A node with a split waiting in best-first growth, ordered by its split's decrease
-/// (the earlier grown first among equals).
-struct Open {
-    decrease: f64,
-    id: usize,
-}
-
-impl Ord for Open {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.decrease
-            .total_cmp(&other.decrease)
-            .then(other.id.cmp(&self.id))
-    }
-}
-
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Open {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Open {}
 
 impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
     /// Grows every node that may be split, depth first and left first: the order of
@@ -194,12 +162,12 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
         if is_cancelled(cancel) {
             return None;
         }
-        let mut open = BinaryHeap::new();
+        let mut open = Frontier::default();
         let root = self.add_node(0, self.samples.len(), 0, max_leaves > 1);
         self.open(root, &mut open);
         let mut n_leaves = 1;
         while n_leaves < max_leaves {
-            let Some(Open { id, .. }) = open.pop() else {
+            let Some(id) = open.pop() else {
                 break;
             };
             n_leaves += 1;
@@ -225,12 +193,9 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
     }
 
     /// Puts node `id` among the `open` nodes if it has a split.
-    fn open(&self, id: usize, open: &mut BinaryHeap<Open>) {
+    fn open(&self, id: usize, open: &mut Frontier) {
         if let Some(split) = self.nodes[id].split {
-            open.push(Open {
-                decrease: split.decrease,
-                id,
-            });
+            open.push(id, split.decrease);
         }
     }
 
@@ -246,7 +211,7 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
         let n = node_samples.len();
         let may_split = may_split
             && !node.pure
-            && depth < settings.max_depth
+            && settings.limits.may_deepen(depth)
             && n >= settings.min_samples_split
             && n >= 2 * self.rule.min_samples_leaf
             && node.weight >= 2.0 * self.rule.min_weight_leaf;
@@ -355,12 +320,11 @@ mod tests {
                 whole_range: None,
                 missing_values: false,
             },
-            max_depth: usize::MAX,
+            limits: TreeLimits::new(None, None),
             min_samples_split: 2,
             min_impurity_decrease: 0.0,
             min_weight_fraction_leaf: 0.0,
             n_atoms: 2,
-            max_leaf_nodes: None,
             ccp_alpha: 0.0,
         };
         let grow = |cancel: bool, max_leaf_nodes| {
@@ -370,7 +334,7 @@ mod tests {
                 SearchRows::direct(&rows),
                 &local,
                 &GrowSettings {
-                    max_leaf_nodes,
+                    limits: TreeLimits::new(None, max_leaf_nodes),
                     ..settings
                 },
                 AtomKind::AxisAligned.sampler(2).as_mut(),

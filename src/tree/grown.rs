@@ -1,8 +1,9 @@
 //! A tree as growth leaves it, before it is laid out flat: pruning by cost complexity,
-//! then the flat layout scoring walks.
+//! then what the flat layout ([`super::layout`]) reads of it.
 
 use super::grow::Grower;
-use super::{Leaves, Node, Tree};
+use super::layout::{lay_out, GrownSplit, GrownTree};
+use super::{Leaves, Tree};
 use crate::atoms::{Atom, Window};
 use crate::data::Feature;
 use crate::split::SplitCriterion;
@@ -67,56 +68,69 @@ pub(super) fn prune_cost_complexity(nodes: &mut [GrownNode], ccp_alpha: f64, roo
 }
 
 impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
-    /// The grown nodes as a [`Tree`] with `leaves` (empty) filled: depth first, a
-    /// split's left child right after it.
-    pub(super) fn lay_out(&self, leaves: Leaves) -> Tree {
+    /// The grown nodes as a [`Tree`] with `leaves` (empty) filled, its prior the
+    /// tree's whole sample.
+    pub(super) fn lay_out(&self, mut leaves: Leaves) -> Tree {
         let (criterion, local) = (self.criterion, self.local);
-        let mut tree = Tree::empty(leaves);
         let mut leaf_sums = vec![0.0; criterion.n_entries()];
         for sample in 0..local.row_of.len() {
             criterion.leaf_entries(local, sample, |entry, amount| leaf_sums[entry] += amount);
         }
-        tree.leaves.set_prior(&leaf_sums, self.root_weight);
-        // (grown node, the laid-out split whose right child it is)
-        let mut stack = vec![(0usize, None::<usize>)];
-        while let Some((id, right_of)) = stack.pop() {
-            let index = tree.nodes.len();
-            if let Some(parent) = right_of {
-                tree.nodes[parent].set_right(index as u32);
-            }
-            let node = &self.nodes[id];
-            tree.node_samples.push((node.end - node.start) as u32);
-            tree.node_weights.push(node.weight as f32);
-            match (node.children, node.split) {
-                (Some((left, right)), Some(split)) => {
-                    let atom = split.atom_start..split.atom_start + split.atom_len;
-                    let atom = Atom {
-                        indices: &self.atom_indices[atom.clone()],
-                        weights: &self.atom_weights[atom],
-                        window: split.window.as_ref(),
-                    };
-                    tree.push_split(atom, split.threshold, split.missing_left);
-                    tree.impurity_decreases
-                        .push((split.decrease / self.root_weight) as f32);
-                    stack.push((right, Some(index)));
-                    stack.push((left, None));
-                }
-                _ => {
-                    let value = tree.leaves.next_offset();
-                    tree.nodes.push(Node::Leaf { value: Some(value) });
-                    tree.impurity_decreases.push(0.0);
-                    leaf_sums.fill(0.0);
-                    let mut weight = 0.0;
-                    for &sample in &self.samples[node.start..node.end] {
-                        weight += local.weight_of[sample as usize];
-                        criterion.leaf_entries(local, sample as usize, |entry, amount| {
-                            leaf_sums[entry] += amount
-                        });
-                    }
-                    tree.leaves.push(&leaf_sums, weight);
-                }
-            }
+        leaves.set_prior(&leaf_sums, self.root_weight);
+        lay_out(
+            &mut Growth {
+                grower: self,
+                leaf_sums,
+            },
+            leaves,
+        )
+    }
+}
+
+/// A forest's grown tree as the layout reads it.
+struct Growth<'g, 'a, C, T: Clone> {
+    grower: &'g Grower<'a, C, T>,
+    /// The leaf entries of the leaf being laid out, summed.
+    leaf_sums: Vec<f64>,
+}
+
+impl<C: SplitCriterion, T: Feature> GrownTree for Growth<'_, '_, C, T> {
+    fn size(&self, id: usize) -> (u32, f32) {
+        let node = &self.grower.nodes[id];
+        ((node.end - node.start) as u32, node.weight as f32)
+    }
+
+    fn split(&self, id: usize) -> Option<GrownSplit<'_>> {
+        let grower = self.grower;
+        let node = &grower.nodes[id];
+        let ((left, right), split) = node.children.zip(node.split.as_ref())?;
+        let atom = split.atom_start..split.atom_start + split.atom_len;
+        Some(GrownSplit {
+            atom: Atom {
+                indices: &grower.atom_indices[atom.clone()],
+                weights: &grower.atom_weights[atom],
+                window: split.window.as_ref(),
+            },
+            threshold: split.threshold,
+            missing_left: split.missing_left,
+            decrease: (split.decrease / grower.root_weight) as f32,
+            left,
+            right,
+        })
+    }
+
+    fn leaf(&mut self, id: usize) -> (&[f64], f64) {
+        let grower = self.grower;
+        let (criterion, local) = (grower.criterion, grower.local);
+        let node = &grower.nodes[id];
+        self.leaf_sums.fill(0.0);
+        let mut weight = 0.0;
+        for &sample in &grower.samples[node.start..node.end] {
+            weight += local.weight_of[sample as usize];
+            criterion.leaf_entries(local, sample as usize, |entry, amount| {
+                self.leaf_sums[entry] += amount
+            });
         }
-        tree
+        (&self.leaf_sums, weight)
     }
 }

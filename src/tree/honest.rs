@@ -72,7 +72,7 @@ mod tests {
     use crate::atoms::AtomKind;
     use crate::rng::Rng;
     use crate::split::{Gini, NodeTargets, SplitRule, SplitScratch, SquaredError};
-    use crate::tree::{grow_tree, GrowSettings, Leaves, SearchRows};
+    use crate::tree::{grow_tree, GrowSettings, Leaves, SearchRows, TreeLimits};
     use std::sync::atomic::AtomicBool;
 
     fn settings() -> GrowSettings {
@@ -83,12 +83,11 @@ mod tests {
                 whole_range: None,
                 missing_values: false,
             },
-            max_depth: 3,
+            limits: TreeLimits::new(Some(3), None),
             min_samples_split: 2,
             min_impurity_decrease: 0.0,
             min_weight_fraction_leaf: 0.0,
             n_atoms: 2,
-            max_leaf_nodes: None,
             ccp_alpha: 0.0,
         }
     }

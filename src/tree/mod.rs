@@ -1,17 +1,25 @@
 //! Trees: growth (Algorithm 1 of the seeds), honest leaves, flat storage and scoring.
 
+mod frontier;
 mod grow;
 mod grown;
 mod honest;
+mod importance;
+mod layout;
 mod leaves;
 mod legacy;
+mod limits;
 mod task;
 mod validate;
 
+pub(crate) use frontier::Frontier;
 pub(crate) use grow::{grow_tree, GrowSettings, SearchRows};
 pub use honest::HonestPrior;
+pub(crate) use importance::normalised;
+pub(crate) use layout::{lay_out, GrownSplit, GrownTree};
 pub use leaves::Leaves;
 pub(crate) use legacy::TreeV3;
+pub(crate) use limits::TreeLimits;
 pub use task::Task;
 
 use serde::{Deserialize, Serialize};
@@ -390,40 +398,6 @@ impl Tree {
             n_leaves,
             n_nodes: self.nodes.len(),
             mean_leaf_depth: depth_sum as f64 / n_leaves as f64,
-        }
-    }
-
-    /// Adds, per feature, how many split atoms use it (`counts`) and the splits'
-    /// impurity decreases shared equally among their atoms' features (`decreases`); a
-    /// pooled atom uses every feature some shift of its base atom reads.
-    pub(crate) fn add_importances(&self, counts: &mut [f64], decreases: &mut [f64]) {
-        for (id, &impurity_decrease) in self.impurity_decreases.iter().enumerate() {
-            let Some(atom) = self.split_atom(id) else {
-                continue;
-            };
-            // Plain atoms share among all their terms, pooled ones among the features
-            // their window covers.
-            let (features, n_shares): (Vec<u32>, usize) = match atom.window {
-                Some(window) => {
-                    let covered = window.covered(atom.indices);
-                    let n = covered.len();
-                    (covered, n)
-                }
-                None => (
-                    atom.indices
-                        .iter()
-                        .zip(atom.weights)
-                        .filter(|&(_, &weight)| weight != 0.0)
-                        .map(|(&feature, _)| feature)
-                        .collect(),
-                    atom.indices.len(),
-                ),
-            };
-            let share = impurity_decrease as f64 / n_shares as f64;
-            for feature in features {
-                counts[feature as usize] += 1.0;
-                decreases[feature as usize] += share;
-            }
         }
     }
 }
