@@ -25,6 +25,7 @@ import os
 import re
 import struct
 import zlib
+from typing import Any
 
 import numpy as np
 import sklearn
@@ -60,7 +61,7 @@ def _estimator_classes():
     return classes
 
 
-def save(model, path):
+def save(model: Any, path: str | os.PathLike[str]) -> None:
     """Write a fitted estimator of morf_rs to ``path`` as a model file.
 
     The file holds the engine's versioned, checksummed model bytes with the
@@ -176,7 +177,7 @@ def read_model_file(path):
     return header, data[start : start + model_length]
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> Any:
     """Read an estimator written by :func:`save`.
 
     Only the public estimators of morf_rs, numpy arrays and atom families are
