@@ -25,7 +25,15 @@ _CHUNK_BYTES = 64 << 20
 # Seconds between progress lines.
 _PROGRESS_EVERY = 1.0
 # Errors that mean "this input or model cannot be used", reported in one line.
-_EXPECTED_ERRORS = (OSError, ValueError, TypeError, EOFError, ImportError, KeyError)
+_EXPECTED_ERRORS = (
+    OSError,
+    ValueError,
+    TypeError,
+    EOFError,
+    ImportError,
+    KeyError,
+    MemoryError,
+)
 
 
 def add_commands(commands):
@@ -71,9 +79,12 @@ def add_commands(commands):
     info.add_argument("model", metavar="MODEL", help="model file from morf_rs.save")
 
 
-def run_command(args, out=sys.stdout, err=sys.stderr):
+def run_command(args, out=None, err=None):
     """Run ``predict`` or ``info``; the exit status (1 with one line on ``err``
-    for an input or model that cannot be used)."""
+    for an input or model that cannot be used). ``out`` and ``err`` default to
+    stdout and stderr as they are when called."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     try:
         if args.command == "predict":
             predict(args, err)

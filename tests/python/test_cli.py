@@ -202,3 +202,23 @@ def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path):
             )  # fmt: skip
         )
         assert message in line, line
+
+
+def test_csv_columns_are_checked_against_the_model_feature_names(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.standard_normal((120, 3)), columns=["a", "b", "c"])
+    model = morf_rs.RandomForestClassifier(n_estimators=3, random_state=0)
+    model.fit(frame, (frame["a"] > 0).to_numpy())
+    morf_rs.save(model, tmp_path / "m.morf")
+    frame.to_csv(tmp_path / "X.csv", index=False)
+    argv = ["predict", str(tmp_path / "m.morf"), str(tmp_path / "X.csv"), "-q"]
+    assert main([*argv, "-o", str(tmp_path / "y.csv"), "--proba"]) == 0
+    written = pd.read_csv(tmp_path / "y.csv")
+    assert list(written.columns) == ["False", "True"]
+    np.testing.assert_allclose(written.to_numpy(), model.predict_proba(frame))
+    frame.rename(columns={"c": "z"}).to_csv(tmp_path / "X.csv", index=False)
+    assert main([*argv, "-o", str(tmp_path / "y.npy")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "feature names" in err
+    assert not (tmp_path / "y.npy").exists()
