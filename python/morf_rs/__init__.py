@@ -14,7 +14,9 @@ graph). The same atom families split the trees of gradient-boosted models:
 :class:`GradientBoostingClassifier` (single features). :mod:`morf_rs.datasets`
 generates the papers' simulated experiments. :mod:`morf_rs.dask` (``pip install
 morf_rs[dask]``, imported on its own) scores dask arrays and dataframes and grows
-forests on a Dask cluster.
+forests on a Dask cluster. :func:`save` and :func:`load` write and read a fitted
+estimator as a model file of data (no pickle), which ``python -m morf_rs predict``
+scores in batches.
 """
 
 import importlib.metadata as _metadata
@@ -42,6 +44,7 @@ from morf_rs._forest_regressors import (
     SparseObliqueForestRegressor,
 )
 from morf_rs._inspect import TreeStructure
+from morf_rs._savefile import load, save
 
 try:
     __version__ = _metadata.version("morf_rs")
@@ -66,6 +69,8 @@ __all__ = [
     "__version__",
     "datasets",
     "dictionary",
+    "load",
+    "save",
 ]
 
 

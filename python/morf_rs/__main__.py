@@ -1,4 +1,5 @@
-"""Command line: ``python -m morf_rs demo`` compares MORF and an axis-aligned forest."""
+"""Command line: ``python -m morf_rs demo`` compares MORF and an axis-aligned forest;
+``predict`` and ``info`` score with and describe saved models (:mod:`morf_rs._cli`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from functools import partial
 import numpy as np
 
 from morf_rs import ManifoldObliqueForestClassifier, RandomForestClassifier
+from morf_rs._cli import add_commands, run_command
 from morf_rs.datasets import make_bars, make_circle
 
 # Gaussian noise on every pixel of the bars: one pixel then tells little, while a
@@ -50,7 +52,10 @@ EXPERIMENTS = {
 def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m morf_rs",
-        description="Manifold Oblique Random Forests (morf_rs).",
+        description=(
+            "Manifold Oblique Random Forests (morf_rs): a demo, and batch scoring "
+            "with models saved by morf_rs.save."
+        ),
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = commands.add_parser(
@@ -81,6 +86,7 @@ def _parser():
         "--n-jobs", type=int, default=-1, help="threads (-1: all cores; default -1)"
     )
     demo.add_argument("--random-state", type=int, default=0, help="seed")
+    add_commands(commands)
     return parser
 
 
@@ -146,6 +152,8 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 0
+    if args.command != "demo":
+        return run_command(args)
     if min(args.n_train) < 1 or args.n_test < 1 or args.n_estimators < 1:
         parser.error("--n-train, --n-test and --n-estimators must be at least 1")
     run_demo(args)

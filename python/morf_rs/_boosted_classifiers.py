@@ -69,8 +69,8 @@ class ManifoldObliqueGradientBoostingClassifier(PatchAtoms, BoostingClassifier):
         ``patch_max`` unless they set their own extents. None is the papers' MORF:
         patch sums only, reproduced exactly. On images, signed patches win:
         ``[(SignedPatches(bands=2), 0.55), (SignedPatches(bands=3), 0.35),
-        (AxisAligned(), 0.1)]`` with ``max_features=56`` and ``bootstrap=False``
-        took Fashion-MNIST's test error from 0.120 (papers' MORF) to 0.103; see
+        (AxisAligned(), 0.1)]`` with ``max_features=56`` took the forests'
+        Fashion-MNIST test error from 0.120 (papers' MORF) to 0.103; see
         :mod:`morf_rs.dictionary` and README.md for signals and graphs. The presets
         ``"signals"`` and ``"images"`` name measured mixtures (signals: pooled atoms,
         translation invariant) and, unless ``max_features`` is given, their number of

@@ -342,8 +342,8 @@ class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         classes, y_index = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(
-                f"y has only one class ({classes[0]!r}); a classifier needs samples "
-                "of at least 2 classes."
+                f"y has only one class ({classes[0].item()!r}); a classifier needs "
+                "samples of at least 2 classes."
             )
         y_index = np.ascontiguousarray(y_index.reshape(-1), dtype=np.uint32)
         fitted = {"classes_": classes, "n_classes_": len(classes)}

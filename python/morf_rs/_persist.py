@@ -22,6 +22,12 @@ class PersistThroughBytes:
         return state
 
     def __setstate__(self, state):
+        self._restore_state(state, "pickle")
+
+    def _restore_state(self, state, source):
+        """Set the estimator's state from ``state`` (the engine model as bytes),
+        validating the bytes and checking that the attributes agree with the model;
+        ``source`` names where the state came from in errors ("pickle", "file")."""
         state = dict(state)
         if self._model_attribute in state:
             model = self._model_type.from_bytes(state[self._model_attribute])
@@ -36,16 +42,16 @@ class PersistThroughBytes:
             if found != expected:
                 noun = self._model_noun
                 raise ValueError(
-                    f"cannot load {noun} into a {type(self).__name__}: the pickle "
-                    f"describes {found} but its {noun} has {expected}; the pickle was "
-                    "saved from another kind of estimator (a classifier's state loaded "
-                    "into a regressor, or the reverse), or altered or damaged."
+                    f"cannot load {noun} into a {type(self).__name__}: the {source} "
+                    f"describes {found} but its {noun} has {expected}; the {source} "
+                    "was saved from another kind of estimator (a classifier's state "
+                    "loaded into a regressor, or the reverse), or altered or damaged."
                 )
             state[self._model_attribute] = model
         elif any(name.endswith("_") and not name.startswith("__") for name in state):
             noun = self._model_noun
             raise ValueError(
-                f"cannot load a {type(self).__name__}: the pickle holds fitted "
+                f"cannot load a {type(self).__name__}: the {source} holds fitted "
                 f"attributes but no {noun}; it was saved from another kind of "
                 "estimator (a forest's state loaded into a booster, or the reverse), "
                 "or altered."

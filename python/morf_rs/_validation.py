@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import re
 
 import numpy as np
 from joblib import cpu_count
@@ -69,34 +70,113 @@ _X_HINTS = (
     ),
     (
         "infinity",
-        "Replace the infinite values by finite ones, or by NaN to mark them "
-        "missing, before calling the forest.",
+        "Replace the infinite values by finite ones, or by NaN to mark them missing.",
     ),
 )
 
 
-def raise_with_hint(error):
+def raise_with_hint(error, X=None):
     """Raise ``error`` again, or a copy with a hint on how to fix it when we know
-    one, chained to it.
+    one, chained to it; ``X`` is what was validated, to describe its shape.
 
     Never ``raise error from error``: an exception that is its own ``__cause__``
     makes every walk of the chain endless (dask.distributed's error collection
     loops on it, its memory growing, and the user never sees the error).
     """
     message = str(error)
+    if message.startswith("Expected 2D array"):
+        # scikit-learn's message prints the whole array, however long.
+        raise ValueError(
+            f"X must be 2-D with one sample per row, got {_shape_of(X)}. Reshape "
+            "your data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) "
+            "for a single sample."
+        ) from None
+    # numpy >= 2 shows text as np.str_('a'): the user passed 'a'.
+    message = re.sub(r"np\.(?:str_|bytes_)\((.*?)\)", r"\1", message).strip()
     for needle, hint in _X_HINTS:
         if needle in message:
-            raise type(error)(f"{message} {hint}") from error
+            end = "" if message.endswith((".", "!", "?")) else "."
+            raise type(error)(f"{message}{end} {hint}") from error
     raise error
+
+
+def _shape_of(X):
+    try:
+        shape = np.shape(X)
+    except ValueError:  # ragged nested lists
+        return "ragged rows"
+    return f"a {len(shape)}-D array of shape {shape}"
+
+
+def refuse_text(X):
+    """Raise ValueError if X holds text: scikit-learn would read numbers written as
+    text ('1.5') as numbers, a silent conversion of what is likely a wrong column."""
+    columns = getattr(X, "dtypes", None)
+    if columns is not None and hasattr(columns, "items"):  # a DataFrame
+        for name, dtype in columns.items():
+            if dtype.kind in "OSU" or str(dtype).startswith("string"):
+                _refuse_text_in(X[name].to_numpy(), f"column {name!r}, ")
+        return
+    if not isinstance(X, np.ndarray):
+        if not isinstance(X, (list, tuple)):
+            return
+        try:
+            X = np.asarray(X)
+        except ValueError:  # ragged rows: scikit-learn says so
+            return
+    if X.dtype.kind in "OSU":
+        _refuse_text_in(X, "")
+
+
+def _refuse_text_in(values, column):
+    for index, value in np.ndenumerate(values):
+        if isinstance(value, (str, bytes)):
+            where = f"row {index[0]}" + "".join(f", column {i}" for i in index[1:])
+            text = str(value) if isinstance(value, str) else bytes(value)
+            raise ValueError(
+                f"X holds text ({text!r} at {column}{where}); X must be numeric. "
+                "Convert numbers stored as text with X.astype(float) and encode "
+                "categories as numbers (e.g. with "
+                "sklearn.preprocessing.OrdinalEncoder)."
+            )
+
+
+def raise_for_y(error, y):
+    """Raise ``error`` again, or in its place a message saying where y holds NaN
+    or infinity and what to do."""
+    message = str(error)
+    if not message.startswith("Input y contains"):
+        raise error
+    try:
+        values = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise error from None
+    bad = ~np.isfinite(values)
+    if values.ndim == 2:
+        bad = bad.any(axis=1)
+    rows = np.flatnonzero(bad)
+    if len(rows) == 0:
+        raise error
+    what = (
+        "NaN"
+        if np.isnan(values.reshape(len(values), -1)[rows[0]]).any()
+        else ("infinity")
+    )
+    raise ValueError(
+        f"y contains {what} (first at row {rows[0]}; {len(rows)} row(s) in all); "
+        "drop those samples from X and y (e.g. keep = np.isfinite(y); X[keep], "
+        "y[keep]) or fill in their targets."
+    ) from None
 
 
 def validate_X_scoring(estimator, X):
     """Validate X's type, shape and feature names for scoring, without copying an
     array of a numeric dtype and without reading its values."""
+    refuse_text(X)
     try:
         return validate_data(estimator, X, reset=False, **_X_SCORING_CHECKS)
     except (ValueError, TypeError) as error:
-        raise_with_hint(error)
+        raise_with_hint(error, X)
 
 
 def engine_blocks(X):
@@ -135,12 +215,16 @@ def score_blocks(estimator, X, kernel, width, dtype, n_threads):
 
 
 def validate_X_y(estimator, X, y):
+    refuse_text(X)
+    y_given = y
     try:
         X, y = validate_data(
             estimator, X, y, validate_separately=(_X_CHECKS, _Y_CHECKS)
         )
     except (ValueError, TypeError) as error:
-        raise_with_hint(error)
+        if str(error).startswith("Input y contains"):
+            raise_for_y(error, y_given)
+        raise_with_hint(error, X)
     y = column_or_1d(y, warn=True)
     if y.shape[0] != X.shape[0]:
         raise ValueError(
@@ -158,17 +242,18 @@ def validate_X_y_values(estimator, X, y):
             f"This {type(estimator).__name__} estimator requires y to be passed, "
             "but the target y is None."
         )
+    refuse_text(X)
     try:
         X = validate_data(estimator, X, reset=True, **_X_CHECKS)
     except (ValueError, TypeError) as error:
-        raise_with_hint(error)
+        raise_with_hint(error, X)
     try:
         y = check_array(
             y, ensure_2d=False, dtype=np.float64, input_name="y", ensure_min_samples=0
         )
     except (ValueError, TypeError) as error:
         if "convert" not in str(error):
-            raise
+            raise_for_y(error, y)
         raise type(error)(
             f"{error} A regressor's y must hold numbers (one column per output); "
             "for class labels use a classifier."

@@ -33,7 +33,11 @@ def with_value(index, value):
             Y,
             "(?s)infinity.*or by NaN to mark them missing",
         ),
-        (X[:, 0], Y, "(?s)Expected 2D array.*Reshape your data"),
+        (
+            X[:, 0],
+            Y,
+            r"got a 1-D array of shape \(30,\)\. Reshape your data: X.reshape\(-1, 1\)",
+        ),
         (X.reshape(N_SAMPLES, 2, 5), Y, "(?s)dim 3.*X.reshape\\(len\\(X\\), -1\\)"),
         (X[:0], Y[:0], "0 sample\\(s\\)"),
         (X[:, :0], Y, "0 feature\\(s\\)"),
@@ -63,7 +67,8 @@ def test_fit_rejects_bad_data(forest_class, X_bad, y_bad, match):
 def test_fit_rejects_non_numeric_X(forest_class):
     X_text = X.astype(object)
     X_text[2, 3] = "seven"
-    with pytest.raises(ValueError, match="(?s)could not convert.*OrdinalEncoder"):
+    match = r"X holds text \('seven' at row 2, column 3\).*OrdinalEncoder"
+    with pytest.raises(ValueError, match=match):
         forest_class(n_estimators=2).fit(X_text, Y)
 
 
@@ -101,7 +106,7 @@ def test_class_weight_that_zeroes_every_sample_is_rejected(forest_class):
         (X[:, :3], "X has 3 features, but \\w+ is expecting 10 features"),
         (with_value((1, 1), -np.inf), r"infinity \(first at row 1, column 1\)"),
         (with_value((2, 3), np.inf), r"infinity \(first at row 2, column 3\)"),
-        (X[0], "Expected 2D array"),
+        (X[0], "X must be 2-D with one sample per row"),
     ],
     ids=["n-features", "-inf", "inf", "1-d"],
 )
