@@ -80,9 +80,6 @@ pub(crate) enum Walk {
 /// Trees of at most this many nodes on average are small: a boosted model's.
 const SMALL_TREE_NODES: usize = 512;
 
-/// Splits of at least this many terms on average are worth projecting in vectors.
-const VECTOR_TERMS: usize = 2;
-
 /// The trees of a model laid out for scoring blocks of rows.
 #[derive(Debug, Clone)]
 pub(crate) struct ScoringTrees {
@@ -248,7 +245,8 @@ impl ScoringTrees {
         let n_terms = layout.term_columns.len() + n_single;
         layout.walk = if layout.nodes.len() <= SMALL_TREE_NODES * trees.len() {
             Walk::BlockMajor
-        } else if n_terms >= VECTOR_TERMS * n_splits {
+        } else if n_terms > n_splits {
+            // More than one term a split on average: vector projections pay.
             Walk::TreeMajor
         } else {
             Walk::RowByRow
