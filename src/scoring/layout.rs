@@ -100,21 +100,28 @@ pub(crate) struct ScoringTrees {
     pub(super) walk: Walk,
 }
 
-/// The terms of a split node's atom, or `None` for a leaf.
-fn split_terms<'t>(tree: &'t Tree, node: &'t Node) -> Option<(&'t [u32], &'t [f32])> {
-    match node {
-        &Node::Split {
-            atom_start,
-            atom_len,
+/// The right child, threshold and missing side of a split node; `None` for a leaf.
+fn split_sides(node: &Node) -> Option<(u32, f32, bool)> {
+    match *node {
+        Node::Split {
+            right,
+            threshold,
+            missing_left,
             ..
-        } => {
-            let atom = tree.atom(atom_start, atom_len);
-            Some((atom.indices, atom.weights))
         }
-        Node::SplitOnFeature {
-            feature, weight, ..
-        } => Some((std::slice::from_ref(feature), std::slice::from_ref(weight))),
-        Node::SplitPooled { .. } | Node::Leaf { .. } => None,
+        | Node::SplitOnFeature {
+            right,
+            threshold,
+            missing_left,
+            ..
+        }
+        | Node::SplitPooled {
+            right,
+            threshold,
+            missing_left,
+            ..
+        } => Some((right, threshold, missing_left)),
+        Node::Leaf { .. } => None,
     }
 }
 
@@ -129,9 +136,10 @@ impl ScoringTrees {
         const UNUSED: u32 = u32::MAX;
         let mut column_of = vec![UNUSED; n_features];
         for tree in trees {
-            for node in tree.nodes() {
-                if let Some((indices, _)) = split_terms(tree, node) {
-                    indices.iter().for_each(|&f| column_of[f as usize] = 0);
+            for id in 0..tree.nodes().len() {
+                // Pooled atoms read shifts no column holds: they project from X.
+                if let Some(atom) = tree.split_atom(id).filter(|a| a.window.is_none()) {
+                    atom.indices.iter().for_each(|&f| column_of[f as usize] = 0);
                 }
             }
         }
@@ -154,76 +162,43 @@ impl ScoringTrees {
         };
         for (t, tree) in trees.iter().enumerate() {
             for (id, node) in tree.nodes().iter().enumerate() {
-                let scoring = match (node, split_terms(tree, node)) {
-                    (
-                        &Node::Split {
-                            right,
-                            threshold,
-                            missing_left,
-                            ..
-                        }
-                        | &Node::SplitOnFeature {
-                            right,
-                            threshold,
-                            missing_left,
-                            ..
-                        },
-                        Some((indices, weights)),
-                    ) if indices.len() == 1 => ScoringNode::SplitOnFeature {
-                        right,
-                        threshold,
-                        feature: indices[0],
-                        weight: weights[0],
-                        missing_left,
-                    },
-                    (
-                        &Node::Split {
-                            right,
-                            threshold,
-                            missing_left,
-                            ..
-                        }
-                        | &Node::SplitOnFeature {
-                            right,
-                            threshold,
-                            missing_left,
-                            ..
-                        },
-                        Some((indices, weights)),
-                    ) => {
-                        let terms_start = layout.term_columns.len() as u32;
-                        layout
-                            .term_columns
-                            .extend(indices.iter().map(|&f| column_of[f as usize]));
-                        layout.term_weights.extend_from_slice(weights);
-                        ScoringNode::Split {
-                            right,
-                            threshold,
-                            terms_start,
-                            terms_len: indices.len() as u32,
-                            missing_left,
-                        }
-                    }
-                    (
-                        &Node::SplitPooled {
-                            right,
-                            threshold,
-                            missing_left,
-                            ..
-                        },
-                        _,
-                    ) => {
-                        let atom = tree.split_atom(id).expect("a split");
-                        layout.pooled.push(PooledAtom {
-                            indices: atom.indices.to_vec(),
-                            weights: atom.weights.to_vec(),
-                            window: *atom.window.expect("a pooled atom"),
-                        });
-                        ScoringNode::SplitPooled {
-                            right,
-                            threshold,
-                            pooled: layout.pooled.len() as u32 - 1,
-                            missing_left,
+                let scoring = match (split_sides(node), tree.split_atom(id)) {
+                    (Some((right, threshold, missing_left)), Some(atom)) => {
+                        match (atom.window, atom.indices, atom.weights) {
+                            (Some(window), indices, weights) => {
+                                layout.pooled.push(PooledAtom {
+                                    indices: indices.to_vec(),
+                                    weights: weights.to_vec(),
+                                    window: *window,
+                                });
+                                ScoringNode::SplitPooled {
+                                    right,
+                                    threshold,
+                                    pooled: layout.pooled.len() as u32 - 1,
+                                    missing_left,
+                                }
+                            }
+                            (None, &[feature], &[weight]) => ScoringNode::SplitOnFeature {
+                                right,
+                                threshold,
+                                feature,
+                                weight,
+                                missing_left,
+                            },
+                            (None, indices, weights) => {
+                                let terms_start = layout.term_columns.len() as u32;
+                                layout
+                                    .term_columns
+                                    .extend(indices.iter().map(|&f| column_of[f as usize]));
+                                layout.term_weights.extend_from_slice(weights);
+                                ScoringNode::Split {
+                                    right,
+                                    threshold,
+                                    terms_start,
+                                    terms_len: indices.len() as u32,
+                                    missing_left,
+                                }
+                            }
                         }
                     }
                     _ => ScoringNode::Leaf {

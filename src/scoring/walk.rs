@@ -69,6 +69,7 @@ impl ScoringTrees {
             columns: vec![0.0; if tree_major { n_blocks } else { 1 } * block_len],
             stack: Vec::with_capacity(self.max_depth + 1),
             lone: Vec::with_capacity(BLOCK),
+            reached: Vec::with_capacity(BLOCK),
             avx2: has_avx2(),
         };
         let n_rows = |b: usize| BLOCK.min(rows.n_samples - b * BLOCK);
@@ -119,116 +120,27 @@ impl ScoringTrees {
         cancel: &AtomicBool,
         mut visit: impl FnMut(LeafRows),
     ) {
+        let values = XRows { layout: self, rows };
+        let (mut starts, mut reached) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         // A few rows through every tree at a time, so that they stay in cache.
-        let mut leaves = [0u32; BLOCK];
         for first_row in (0..rows.n_samples).step_by(BLOCK) {
-            let some_rows = rows.slice(first_row..rows.n_samples.min(first_row + BLOCK));
-            let leaves = &mut leaves[..some_rows.n_samples];
+            starts.clear();
+            starts
+                .extend((first_row..rows.n_samples.min(first_row + BLOCK)).map(|r| (0, r as u32)));
             for t in trees.clone() {
                 if is_cancelled(cancel) {
                     return;
                 }
-                let nodes = self.tree(t);
-                self.leaves_of_rows(nodes, &some_rows, leaves);
-                // Visited in row order once all are known, so that what a visit reads
-                // does not stall the walks.
-                for (r, &id) in leaves.iter().enumerate() {
-                    if let ScoringNode::Leaf { slot } = nodes[id as usize] {
-                        visit(LeafRows {
-                            tree: t,
-                            node: id,
-                            slot,
-                            first_row: first_row + r,
-                            rows: 1,
-                        });
-                    }
+                walk_lanes(self, self.tree(t), &starts, &values, &mut reached);
+                for &(node, slot, r) in &reached {
+                    visit(LeafRows {
+                        tree: t,
+                        node,
+                        slot,
+                        first_row: r as usize,
+                        rows: 1,
+                    });
                 }
-            }
-        }
-    }
-
-    /// The leaf of `nodes` (a tree's) each row of `rows` reaches. Several rows descend
-    /// together, a level at a time, so that the memory reads of one overlap with those
-    /// of the others; a lane whose row reaches its leaf takes the next row at once.
-    fn leaves_of_rows<T: Feature>(
-        &self,
-        nodes: &[ScoringNode],
-        rows: &Rows<'_, T>,
-        leaves: &mut [u32],
-    ) {
-        let n_rows = leaves.len();
-        let n_lanes = WALK_LANES.min(n_rows);
-        let mut lane_row = [usize::MAX; WALK_LANES];
-        let mut lane_values: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
-        let mut lane_node = [0u32; WALK_LANES];
-        for lane in 0..n_lanes {
-            lane_row[lane] = lane;
-            lane_values[lane] = rows.row(lane);
-        }
-        let mut next_row = n_lanes;
-        let mut busy = n_lanes;
-        while busy > 0 {
-            for lane in 0..n_lanes {
-                if lane_row[lane] == usize::MAX {
-                    continue; // no rows left for this lane
-                }
-                let row = lane_values[lane];
-                let id = lane_node[lane];
-                let (sum, threshold, right, missing_left) = match nodes[id as usize] {
-                    ScoringNode::SplitOnFeature {
-                        right,
-                        threshold,
-                        feature,
-                        weight,
-                        missing_left,
-                        ..
-                    } => {
-                        // The sum `Atom::project` forms for a one-term atom.
-                        let sum = 0.0 + weight * row[feature as usize].to_f32();
-                        (sum, threshold, right, missing_left)
-                    }
-                    ScoringNode::Split {
-                        right,
-                        threshold,
-                        terms_start,
-                        terms_len,
-                        missing_left,
-                    } => {
-                        let (columns, weights) = self.terms(terms_start, terms_len);
-                        let mut sum = 0.0f32;
-                        for (&column, &weight) in columns.iter().zip(weights) {
-                            sum += weight * row[self.features[column as usize] as usize].to_f32();
-                        }
-                        (sum, threshold, right, missing_left)
-                    }
-                    ScoringNode::SplitPooled {
-                        right,
-                        threshold,
-                        pooled,
-                        missing_left,
-                    } => {
-                        let value = self.pooled[pooled as usize].project(row);
-                        (value, threshold, right, missing_left)
-                    }
-                    ScoringNode::Leaf { .. } => {
-                        leaves[lane_row[lane]] = id;
-                        lane_node[lane] = 0;
-                        if next_row < n_rows {
-                            lane_row[lane] = next_row;
-                            lane_values[lane] = rows.row(next_row);
-                            next_row += 1;
-                        } else {
-                            lane_row[lane] = usize::MAX;
-                            busy -= 1;
-                        }
-                        continue;
-                    }
-                };
-                lane_node[lane] = if goes_left(sum, threshold, missing_left) {
-                    id + 1
-                } else {
-                    right
-                };
             }
         }
     }
@@ -243,6 +155,8 @@ struct Block {
     stack: Vec<(u32, Mask)>,
     /// Nodes reached by so few rows of the block that they go on alone, with the row.
     lone: Vec<(u32, u32)>,
+    /// The leaves the lone rows reached: (node, slot, row).
+    reached: Vec<(u32, u32, u32)>,
     /// Whether the processor has AVX2.
     avx2: bool,
 }
@@ -359,18 +273,20 @@ impl Block {
         }
         let values = BlockValues {
             columns,
+            layout,
             rows: rows_of_x,
             first_row,
         };
-        walk_lanes(layout, nodes, &self.lone, &values, |id, slot, r| {
+        walk_lanes(layout, nodes, &self.lone, &values, &mut self.reached);
+        for &(node, slot, r) in &self.reached {
             visit(LeafRows {
                 tree: t,
-                node: id,
+                node,
                 slot,
                 first_row,
                 rows: 1 << r,
-            })
-        });
+            });
+        }
     }
 }
 
@@ -388,61 +304,124 @@ fn push_children(stack: &mut Vec<(u32, Mask)>, id: u32, right: u32, rows: Mask, 
     }
 }
 
-/// Where [`walk_lanes`] reads a row's values.
+/// Where [`walk_lanes`] reads a row's values: a handle on a row, then its values.
 trait LaneValues {
-    /// Row `r`'s value in term column `column`.
-    fn term(&self, column: u32, r: u32) -> f32;
-    /// Row `r`'s pooled value on `atom`.
-    fn pooled(&self, atom: &PooledAtom, r: u32) -> f32;
+    /// What a lane keeps of its row.
+    type Row: Copy + Default;
+    /// The handle on row `r`.
+    fn row(&self, r: u32) -> Self::Row;
+    /// The row's value in term column `column`.
+    fn term(&self, row: Self::Row, column: u32) -> f32;
+    /// The row's value of `feature`.
+    fn feature(&self, row: Self::Row, feature: u32) -> f32;
+    /// The row's pooled value on `atom`.
+    fn pooled(&self, row: Self::Row, atom: &PooledAtom) -> f32;
 }
 
-/// A block's transposed columns, and X's rows for what no column holds.
-struct BlockValues<'c, 'r, 'x, T: Clone> {
+/// A block's transposed columns, and X's rows for what no column holds; a row is its
+/// lane in the block.
+struct BlockValues<'c, 'l, 'r, 'x, T: Clone> {
     columns: &'c [f32],
+    layout: &'l ScoringTrees,
     rows: &'r Rows<'x, T>,
     first_row: usize,
 }
 
-impl<T: Feature> LaneValues for BlockValues<'_, '_, '_, T> {
+impl<T: Feature> LaneValues for BlockValues<'_, '_, '_, '_, T> {
+    type Row = u32;
+
     #[inline(always)]
-    fn term(&self, column: u32, r: u32) -> f32 {
+    fn row(&self, r: u32) -> u32 {
+        r
+    }
+
+    #[inline(always)]
+    fn term(&self, r: u32, column: u32) -> f32 {
         self.columns[column as usize * BLOCK + r as usize]
     }
 
+    #[inline(always)]
+    fn feature(&self, r: u32, feature: u32) -> f32 {
+        self.term(r, self.layout.column_of[feature as usize])
+    }
+
     #[inline]
-    fn pooled(&self, atom: &PooledAtom, r: u32) -> f32 {
+    fn pooled(&self, r: u32, atom: &PooledAtom) -> f32 {
         atom.project(self.rows.row(self.first_row + r as usize))
     }
 }
 
-/// Sends each of `lone` (a node and a row) down `nodes` to its leaf, calling
-/// `visit(leaf id, slot, row)`, reading the rows' values from `values`. Several rows descend together, a level at a time, so that the memory
-/// reads of one overlap with those of the others; a lane whose row reaches its leaf
-/// takes the next at once.
+/// X's rows as given; a row is its slice.
+struct XRows<'l, 'r, 'x, T: Clone> {
+    layout: &'l ScoringTrees,
+    rows: &'r Rows<'x, T>,
+}
+
+impl<'r, T: Feature> LaneValues for XRows<'_, 'r, '_, T> {
+    type Row = &'r [T];
+
+    #[inline(always)]
+    fn row(&self, r: u32) -> &'r [T] {
+        self.rows.row(r as usize)
+    }
+
+    #[inline(always)]
+    fn term(&self, row: &'r [T], column: u32) -> f32 {
+        self.feature(row, self.layout.features[column as usize])
+    }
+
+    #[inline(always)]
+    fn feature(&self, row: &'r [T], feature: u32) -> f32 {
+        row[feature as usize].to_f32()
+    }
+
+    #[inline]
+    fn pooled(&self, row: &'r [T], atom: &PooledAtom) -> f32 {
+        atom.project(row)
+    }
+}
+
+/// Sends each of `starts` (a node and a row) down `nodes` to its leaf, writing
+/// (leaf, slot, row) into `reached` in the order rows arrive, reading the rows' values
+/// from `values`. Several rows descend together, a level at a time, so that the
+/// memory reads of one overlap with those of the others; a lane whose row reaches its
+/// leaf takes the next at once. Callers visit the leaves afterwards, so that what a
+/// visit reads does not stall the walks.
 #[inline]
-fn walk_lanes(
+fn walk_lanes<V: LaneValues>(
     layout: &ScoringTrees,
     nodes: &[ScoringNode],
-    lone: &[(u32, u32)],
-    values: &impl LaneValues,
-    mut visit: impl FnMut(u32, u32, u32),
+    starts: &[(u32, u32)],
+    values: &V,
+    reached: &mut Vec<(u32, u32, u32)>,
 ) {
-    // Leaves are visited once every row has reached its own, so that what a visit
-    // reads does not stall the walks.
-    let mut reached = Vec::with_capacity(lone.len());
-    let mut lanes = [(0u32, 0u32); WALK_LANES];
-    let n_lanes = WALK_LANES.min(lone.len());
-    lanes[..n_lanes].copy_from_slice(&lone[..n_lanes]);
+    reached.clear();
+    // Per lane: its node, its row's index and the row itself.
+    let mut lanes = [(0u32, u32::MAX, V::Row::default()); WALK_LANES];
+    let n_lanes = WALK_LANES.min(starts.len());
+    for (lane, &(id, r)) in lanes.iter_mut().zip(starts) {
+        *lane = (id, r, values.row(r));
+    }
     let mut next = n_lanes;
     let mut busy = n_lanes;
-    let mut active = [true; WALK_LANES];
     while busy > 0 {
-        for lane in 0..n_lanes {
-            if !active[lane] {
-                continue;
+        for lane in &mut lanes[..n_lanes] {
+            let (id, r, row) = *lane;
+            if r == u32::MAX {
+                continue; // no rows left for this lane
             }
-            let (id, r) = lanes[lane];
-            match nodes[id as usize] {
+            let (value, threshold, right, missing_left) = match nodes[id as usize] {
+                ScoringNode::SplitOnFeature {
+                    right,
+                    threshold,
+                    feature,
+                    weight,
+                    missing_left,
+                } => {
+                    // The sum `Atom::project` forms for a one-term atom.
+                    let sum = 0.0 + weight * values.feature(row, feature);
+                    (sum, threshold, right, missing_left)
+                }
                 ScoringNode::Split {
                     right,
                     threshold,
@@ -454,29 +433,9 @@ fn walk_lanes(
                     // Term by term from 0, as `Atom::project` sums.
                     let mut sum = 0.0f32;
                     for (&column, &weight) in terms.iter().zip(weights) {
-                        sum += weight * values.term(column, r);
+                        sum += weight * values.term(row, column);
                     }
-                    lanes[lane].0 = if goes_left(sum, threshold, missing_left) {
-                        id + 1
-                    } else {
-                        right
-                    };
-                }
-                ScoringNode::SplitOnFeature {
-                    right,
-                    threshold,
-                    feature,
-                    weight,
-                    missing_left,
-                } => {
-                    // The sum `Atom::project` forms for a one-term atom.
-                    let column = layout.column_of[feature as usize];
-                    let sum = 0.0 + weight * values.term(column, r);
-                    lanes[lane].0 = if goes_left(sum, threshold, missing_left) {
-                        id + 1
-                    } else {
-                        right
-                    };
+                    (sum, threshold, right, missing_left)
                 }
                 ScoringNode::SplitPooled {
                     right,
@@ -484,27 +443,26 @@ fn walk_lanes(
                     pooled,
                     missing_left,
                 } => {
-                    let value = values.pooled(&layout.pooled[pooled as usize], r);
-                    lanes[lane].0 = if goes_left(value, threshold, missing_left) {
-                        id + 1
-                    } else {
-                        right
-                    };
+                    let value = values.pooled(row, &layout.pooled[pooled as usize]);
+                    (value, threshold, right, missing_left)
                 }
                 ScoringNode::Leaf { slot } => {
                     reached.push((id, slot, r));
-                    if next < lone.len() {
-                        lanes[lane] = lone[next];
+                    if let Some(&(id, r)) = starts.get(next) {
+                        *lane = (id, r, values.row(r));
                         next += 1;
                     } else {
-                        active[lane] = false;
+                        lane.1 = u32::MAX;
                         busy -= 1;
                     }
+                    continue;
                 }
-            }
+            };
+            lane.0 = if goes_left(value, threshold, missing_left) {
+                id + 1
+            } else {
+                right
+            };
         }
-    }
-    for (id, slot, r) in reached {
-        visit(id, slot, r);
     }
 }
