@@ -61,6 +61,8 @@ __all__ = ["contribution_map", "importance_map", "staged_error", "tree_splits"]
 _IMPORTANCES = ("feature_importances_", "impurity_importances_", "gain_importances_")
 # Deeper trees are more panels than a figure shows legibly (2**depth across).
 _MAX_DEPTH = 5
+# How strongly a sample's image shows under its contributions.
+_IMAGE_OPACITY = 0.4
 # Grey of the cells that are not part of a split's atom.
 _OUTSIDE_ATOM = "0.85"
 
@@ -155,7 +157,7 @@ def contribution_map(
     ax: Axes | None = None,
     *,
     cmap: str = "RdBu_r",
-    alpha: float = 0.7,
+    alpha: float = 0.9,
     colorbar: bool = True,
 ) -> Axes:
     """Draw one sample's per-feature contributions over its image or signal.
@@ -183,8 +185,10 @@ def contribution_map(
         Where to draw; None draws on a new figure.
     cmap : str, default="RdBu_r"
         A diverging colormap.
-    alpha : float, default=0.7
-        Opacity of the contributions over an image.
+    alpha : float, default=0.9
+        Opacity of the largest contribution over an image; smaller ones are
+        drawn as much more transparent as they are smaller, so that the image
+        (in grey, dark for high values) shows where they are near 0.
     colorbar : bool, default=True
         Whether to add a colorbar (images, and signals given with ``image``).
 
@@ -237,14 +241,13 @@ def contribution_map(
     ax = _axes(ax)
     mappable = None
     if len(shape) == 2:
+        opacity = None
         if image is not None:
-            ax.imshow(image.reshape(shape), cmap="gray")
+            ax.imshow(image.reshape(shape), cmap="gray_r", alpha=_IMAGE_OPACITY)
+            # The image shows through where the contributions are near 0.
+            opacity = alpha * np.abs(values.reshape(shape)) / limit
         mappable = ax.imshow(
-            values.reshape(shape),
-            cmap=cmap,
-            vmin=-limit,
-            vmax=limit,
-            alpha=alpha if image is not None else None,
+            values.reshape(shape), cmap=cmap, vmin=-limit, vmax=limit, alpha=opacity
         )
     else:
         positions = np.arange(n_features)

@@ -133,12 +133,15 @@ def test_contribution_map_draws_values_over_the_grey_image():
     ax = plot.contribution_map(values, image=image)
     under, over = ax.images
     np.testing.assert_array_equal(under.get_array(), image)
-    assert under.get_cmap().name == "gray"
+    assert under.get_cmap().name == "gray_r"
     np.testing.assert_array_equal(over.get_array(), values.reshape(SHAPE))
     limit = np.abs(values).max()
     assert over.get_clim() == (-limit, limit)
     assert over.get_cmap().name == "RdBu_r"
-    assert over.get_alpha() == 0.7
+    # The largest contribution at the given opacity, those near 0 see-through.
+    np.testing.assert_allclose(
+        over.get_alpha(), 0.9 * np.abs(values.reshape(SHAPE)) / limit
+    )
 
 
 def test_contribution_map_takes_a_flat_image_with_its_shape_or_no_image():
