@@ -348,7 +348,7 @@ def tree_splits(
     # Panel sizes in data units: one unit per cell; a signal gets some height.
     width = columns
     height = rows if len(shape) == 2 else max(1.0, columns / 6)
-    slot = 1.25 * width
+    slot = 1.45 * width
     level_step = 1.6 * height
     levels = _levels(structure, depth)
     grids = {}
@@ -391,10 +391,19 @@ def tree_splits(
                     )
                 )
             reduce = {1: "max ", -1: "min "}.get(int(structure.pool_reduce[node]), "")
-            label = f"#{node}: {reduce}<= {structure.threshold[node]:.3g}"
-            ax.text(centre, top + 0.05 * height, label, ha="center", va="bottom")
+            label = f"#{node}: {reduce}<= {structure.threshold[node]:.4g}"
+            ax.text(
+                centre,
+                top + 0.05 * height,
+                label,
+                ha="center",
+                va="bottom",
+                size="small",
+            )
         else:
-            ax.text(centre, top - height / 2, f"#{node}: leaf", ha="center")
+            ax.text(
+                centre, top - height / 2, f"#{node}: leaf", ha="center", size="small"
+            )
         if level > 0:
             parent_centre = (position // 2 + 0.5) * 2 ** (depth - level + 1) * slot
             parent_bottom = top + level_step - height

@@ -254,7 +254,7 @@ def test_tree_splits_draws_each_split_as_its_atom(depth):
         assert image.get_clim() == (-limit, limit)
     texts = [text.get_text() for text in ax.texts]
     for node in drawn:
-        assert f"#{node}: <= {structure.threshold[node]:.3g}" in texts
+        assert f"#{node}: <= {structure.threshold[node]:.4g}" in texts
     leaves = np.flatnonzero(structure.is_leaf & (depths <= depth))
     assert sum(t.endswith("leaf") for t in texts) == len(leaves)
     assert not any(isinstance(p, Rectangle) for p in ax.patches)
@@ -284,7 +284,7 @@ def test_tree_splits_shows_a_pooled_split_with_its_window():
     assert window.get_width() == columns.max() + high[1] - columns.min() - low[1] + 1
     assert window.get_y() == top - (rows.max() + high[0] + 1)
     assert window.get_height() == rows.max() + high[0] - rows.min() - low[0] + 1
-    assert f"#0: min <= {structure.threshold[0]:.3g}" in [
+    assert f"#0: min <= {structure.threshold[0]:.4g}" in [
         t.get_text() for t in ax.texts
     ]
 
