@@ -287,9 +287,10 @@ def tree_splits(
     its atom's weights coloured over the grid (cells outside the atom grey,
     one colour scale centred at 0 for every panel), titled with its node id
     and threshold (a sample whose projection is ``<=`` it goes left). A pooled
-    split (:class:`~morf_rs.dictionary.Pooled`) shows its base atom and, as a
-    dashed rectangle, the window its shifts cover (cut to the image along a
-    wrapping axis); its title says whether it takes the maximum or minimum.
+    split (:class:`~morf_rs.dictionary.Pooled`) shows its base atom at the
+    first shift of its window, and the window its shifts cover as a dashed
+    rectangle (cut to the image along a wrapping axis); its title says whether
+    it takes the maximum or minimum.
     Leaves within ``depth`` are marked "leaf".
 
     Parameters
@@ -354,7 +355,7 @@ def tree_splits(
     grids = {}
     for node, _, _ in levels:
         if not structure.is_leaf[node]:
-            features, weights = structure.atom(node)
+            features, weights = _drawn_atom(structure, node, (rows, columns))
             grid = np.zeros(rows * columns)
             np.add.at(grid, features, weights)
             outside = np.ones(rows * columns, dtype=bool)
@@ -540,6 +541,23 @@ def _levels(structure, depth):
             )
         ]
     return levels
+
+
+def _drawn_atom(structure, node, grid):
+    """A split's atom as (features, weights) on the ``grid`` of rows and columns:
+    a pooled split's base atom moved to the first shift of its window, where it
+    takes part in the projection (the base atom's own place need not)."""
+    features, weights = structure.atom(node)
+    if structure.pool_reduce[node] == 0:
+        return features, weights
+    low = structure.pool_shift_low[node]
+    shift = low if len(low) == 2 else np.concatenate([[0], low])
+    # Modulo: a wrapping axis continues around the end; others keep the atom inside.
+    cells = [
+        (axis + step) % length
+        for axis, step, length in zip(np.unravel_index(features, grid), shift, grid)
+    ]
+    return np.ravel_multi_index(cells, grid), weights
 
 
 def _pool_window(structure, node, shape):

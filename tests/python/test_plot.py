@@ -284,6 +284,9 @@ def test_tree_splits_shows_a_pooled_split_with_its_window():
     assert window.get_width() == columns.max() + high[1] - columns.min() - low[1] + 1
     assert window.get_y() == top - (rows.max() + high[0] + 1)
     assert window.get_height() == rows.max() + high[0] - rows.min() - low[0] + 1
+    # The base atom is drawn at the window's first shift, inside the window.
+    moved = np.ravel_multi_index((rows + low[0], columns + low[1]), SHAPE)
+    assert sorted(np.flatnonzero(~root.get_array().mask.ravel())) == sorted(moved)
     assert f"#0: min <= {structure.threshold[0]:.4g}" in [
         t.get_text() for t in ax.texts
     ]
@@ -395,3 +398,23 @@ def test_the_module_exports_its_four_plots():
         "tree_splits",
     ]
     assert sorted(dir(plot)) == sorted(plot.__all__)
+
+
+def test_tree_splits_moves_a_pooled_signal_atom_into_its_window():
+    X, y = images(200)
+    model = ManifoldObliqueForestClassifier(
+        n_estimators=1,
+        dictionary=Pooled(Patches(patch_min=2, patch_max=3), 3, 10),
+        random_state=0,
+    ).fit(X, y)
+    structure = model.tree_structure(0)
+    ax = plot.tree_splits(model, depth=0)
+    (root,) = ax.images
+    (window,) = ax.patches
+    features, _ = structure.atom(0)
+    low, high = structure.pool_shift_low[0, 0], structure.pool_shift_high[0, 0]
+    drawn = np.flatnonzero(~root.get_array().mask.ravel())
+    np.testing.assert_array_equal(drawn, np.sort(features) + low)
+    left = root.get_extent()[0]
+    assert window.get_x() == left + features.min() + low
+    assert window.get_width() == features.max() + high - features.min() - low + 1
