@@ -350,7 +350,7 @@ def tree_splits(
     width = columns
     height = rows if len(shape) == 2 else max(1.0, columns / 6)
     slot = 1.45 * width
-    level_step = 1.6 * height
+    level_step = 1.8 * height
     levels = _levels(structure, depth)
     grids = {}
     for node, _, _ in levels:
@@ -363,7 +363,7 @@ def tree_splits(
             grids[node] = np.ma.masked_array(grid, outside).reshape(rows, columns)
     limit = max((float(np.abs(g).max()) for g in grids.values()), default=0.0) or 1.0
     colours = plt.get_cmap(cmap).with_extremes(bad=_OUTSIDE_ATOM)
-    ax = _axes(ax, figsize=(1.6 * 2**depth + 1.5, 1.8 * (depth + 1)))
+    ax = _axes(ax, figsize=(2.0 * 2**depth + 1.5, 2.2 * (depth + 1)))
     image = None
     for node, level, position in levels:
         centre = (position + 0.5) * 2 ** (depth - level) * slot
@@ -392,7 +392,7 @@ def tree_splits(
                     )
                 )
             reduce = {1: "max ", -1: "min "}.get(int(structure.pool_reduce[node]), "")
-            label = f"#{node}: {reduce}<= {structure.threshold[node]:.4g}"
+            label = f"#{node}\n{reduce}<= {structure.threshold[node]:.4g}"
             ax.text(
                 centre,
                 top + 0.05 * height,
@@ -410,7 +410,7 @@ def tree_splits(
             parent_bottom = top + level_step - height
             ax.plot(
                 [parent_centre, centre],
-                [parent_bottom, top + 0.3 * height],
+                [parent_bottom, top + 0.45 * height],
                 color="0.5",
                 linewidth=0.8,
             )

@@ -254,7 +254,7 @@ def test_tree_splits_draws_each_split_as_its_atom(depth):
         assert image.get_clim() == (-limit, limit)
     texts = [text.get_text() for text in ax.texts]
     for node in drawn:
-        assert f"#{node}: <= {structure.threshold[node]:.4g}" in texts
+        assert f"#{node}\n<= {structure.threshold[node]:.4g}" in texts
     leaves = np.flatnonzero(structure.is_leaf & (depths <= depth))
     assert sum(t.endswith("leaf") for t in texts) == len(leaves)
     assert not any(isinstance(p, Rectangle) for p in ax.patches)
@@ -287,7 +287,7 @@ def test_tree_splits_shows_a_pooled_split_with_its_window():
     # The base atom is drawn at the window's first shift, inside the window.
     moved = np.ravel_multi_index((rows + low[0], columns + low[1]), SHAPE)
     assert sorted(np.flatnonzero(~root.get_array().mask.ravel())) == sorted(moved)
-    assert f"#0: min <= {structure.threshold[0]:.4g}" in [
+    assert f"#0\nmin <= {structure.threshold[0]:.4g}" in [
         t.get_text() for t in ax.texts
     ]
 
