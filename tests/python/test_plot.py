@@ -2,6 +2,10 @@
 image and line are checked against the models' own attributes and predictions."""
 
 import doctest
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +18,7 @@ from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
+import morf_rs  # noqa: E402
 from morf_rs import (  # noqa: E402
     GradientBoostingRegressor,
     ManifoldObliqueForestClassifier,
@@ -384,8 +389,10 @@ def test_staged_error_refuses_bad_input(forest, booster):
 def test_the_documented_examples_run():
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner()
-    for test in finder.find(plot, "morf_rs.plot"):
-        runner.run(test)
+    documented = [plot] + [getattr(plot, name) for name in plot.__all__]
+    for obj in documented:
+        for test in finder.find(obj, obj.__name__):
+            runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert runner.summarize(verbose=False).attempted >= 5 * 4
 
@@ -398,6 +405,8 @@ def test_the_module_exports_its_four_plots():
         "tree_splits",
     ]
     assert sorted(dir(plot)) == sorted(plot.__all__)
+    # Where users import them, which the API pages name.
+    assert {getattr(plot, name).__module__ for name in plot.__all__} == {"morf_rs.plot"}
 
 
 def test_tree_splits_moves_a_pooled_signal_atom_into_its_window():
@@ -418,3 +427,18 @@ def test_tree_splits_moves_a_pooled_signal_atom_into_its_window():
     left = root.get_extent()[0]
     assert window.get_x() == left + features.min() + low
     assert window.get_width() == features.max() + high - features.min() - low + 1
+
+
+def test_without_matplotlib_the_import_says_what_to_install():
+    code = (
+        "import sys; sys.modules['matplotlib'] = None; import morf_rs; "
+        "import morf_rs.plot"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(morf_rs.__file__).parents[1])},
+    )
+    assert result.returncode != 0
+    assert "morf_rs.plot needs matplotlib: pip install 'morf_rs[plot]'" in result.stderr
