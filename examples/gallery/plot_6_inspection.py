@@ -40,7 +40,8 @@ for ax, node in zip(axes, nodes):
     else:
         ax.set_title(f"node {node}: a leaf")
     ax.imshow(image.reshape(28, 28), cmap="Greys")
-    ax.axis("off")
+    ax.set_xticks([])  # keep the frame: it is the image's border
+    ax.set_yticks([])
 fig.tight_layout()
 
 # %%
