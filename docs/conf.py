@@ -23,9 +23,6 @@ version = release
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.doctest",
-    "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -43,10 +40,6 @@ numpydoc_show_class_members = False
 # Short names in signatures and in the page's table of contents.
 add_module_names = False
 toc_object_entries_show_parents = "hide"
-numpydoc_class_members_toctree = False
-numpydoc_xref_param_type = False
-
-intersphinx_mapping = {}
 
 # MORF_DOCS_FAST=1 (what CI runs) executes only the quick examples; the others are
 # shown as code without their figures.
@@ -75,7 +68,6 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path = []
 html_show_sourcelink = False
 
 # Methods inherited from scikit-learn keep their docstrings, whose cross-references
