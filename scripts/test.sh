@@ -23,8 +23,8 @@ if [ "$(uname -s)" = Linux ]; then
 else
     "$venv/bin/python" -m pip install --quiet ".[test,dask,docs]" ruff
 fi
-"$venv/bin/ruff" check python tests benches
-"$venv/bin/ruff" format --check python tests benches
+"$venv/bin/ruff" check python tests benches examples/gallery docs
+"$venv/bin/ruff" format --check python tests benches examples/gallery docs
 
 echo "== Python: tests"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python
