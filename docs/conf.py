@@ -69,6 +69,8 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 
 # Methods inherited from scikit-learn keep their docstrings, whose cross-references
 # point into scikit-learn's own site: shown as plain text here. Its metadata-routing
