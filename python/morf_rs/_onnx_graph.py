@@ -71,16 +71,28 @@ class Graph:
         missing = self.op("IsNaN", "X")
         zero = self.const(np.zeros((), dtype=np.float32), "zero")
         clean = self.op("Where", missing, zero, "X")
+        # ReduceMax takes no booleans: the indicator is reduced as int32.
+        as_int = self.op("Cast", missing, to=self._onnx.TensorProto.INT32)
+        any_missing = self.op("ReduceMax", as_int)
+        any_missing = self.op("Cast", any_missing, to=self._onnx.TensorProto.BOOL)
         missing = self.op("Cast", missing, to=self._onnx.TensorProto.FLOAT)
         n_features = self._input.type.tensor_type.shape.dim[1].dim_value
         if method == "matmul":
             weights = np.zeros((n_features, len(plain)), dtype=np.float32)
-            members = np.zeros_like(weights)
+            members = np.zeros(weights.shape, dtype=np.uint8)
             for column, (features, atom_weights) in enumerate(plain):
                 weights[features, column] = atom_weights
-                members[features, column] = 1.0
+                members[features, column] = 1
             values = self.op("MatMul", clean, self.const(weights, "atom_weights"))
-            touched = self.op("MatMul", missing, self.const(members, "atom_members"))
+            # Stored as bytes, a fifth of the file's weights, made float on loading.
+            members = self.op(
+                "Cast",
+                self.const(members, "atom_members"),
+                to=self._onnx.TensorProto.FLOAT,
+            )
+            touched = self._if_missing(
+                any_missing, values, lambda: self.op("MatMul", missing, members)
+            )
         else:
             width = max(len(features) for features, _ in plain)
             # Padding repeats an atom's first feature with weight 0: no new member.
@@ -94,13 +106,50 @@ class Graph:
             gathered = self.op("Gather", clean, indices, axis=1)
             terms = self.op("Mul", gathered, self.const(weights, "atom_weights"))
             values = self._reduce("ReduceSum", terms, 2, keepdims=0)
-            touched = self.op("Gather", missing, indices, axis=1)
-            touched = self._reduce("ReduceMax", touched, 2, keepdims=0)
+            touched = self._if_missing(
+                any_missing,
+                values,
+                lambda: self._reduce(
+                    "ReduceMax",
+                    self.op("Gather", missing, indices, axis=1),
+                    2,
+                    keepdims=0,
+                ),
+            )
         if pooled:
             values, touched = self._pool(values, touched, pooled)
         nan = self.const(np.full((), np.nan, dtype=np.float32), "nan")
         zero = self.const(np.zeros((), dtype=np.float32), "zero")
         return self.op("Where", self.op("Greater", touched, zero), nan, values)
+
+    def _if_missing(self, any_missing, values, touched):
+        """What ``touched()`` builds (per row and atom, whether the projection
+        touches a missing feature) where ``any_missing``; else zeros shaped
+        like ``values``: a batch without NaN skips the second product."""
+        helper, tensor_proto = self._helper, self._onnx.TensorProto
+        branches = []
+        for build in (
+            touched,
+            lambda: self.op(
+                "ConstantOfShape",
+                self.op("Shape", values),
+                value=helper.make_tensor("zero", tensor_proto.FLOAT, [1], [0.0]),
+            ),
+        ):
+            outer, self._nodes = self._nodes, []
+            output = build()
+            nodes, self._nodes = self._nodes, outer
+            branches.append(
+                helper.make_graph(
+                    nodes,
+                    self._name("branch"),
+                    [],
+                    [helper.make_tensor_value_info(output, tensor_proto.FLOAT, None)],
+                )
+            )
+        return self.op(
+            "If", any_missing, then_branch=branches[0], else_branch=branches[1]
+        )
 
     def _pool(self, values, touched, pooled):
         """``values`` and ``touched`` (missing-feature counts) of the plain columns

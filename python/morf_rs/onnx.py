@@ -8,13 +8,15 @@ three stages:
 
 1. **Projection.** Every distinct split atom becomes one column of a
    projection of the rows: a ``MatMul`` of X (missing values set to 0) with the
-   atoms' weight matrix, or for wide sparse atoms a ``Gather`` of each atom's
-   features times its weights and a ``ReduceSum``. A second product of the
+   atoms' weight matrix (the faster in ONNX Runtime), or, for a model whose
+   dense matrix would not fit a file, a ``Gather`` of each atom's features
+   times its weights and a ``ReduceSum``. A second product of the
    missing-value indicator with the atoms' membership matrix marks the
    projections that touch a missing feature, which are set to NaN: a NaN
    outside an atom must not leak into it (in a plain ``MatMul``, NaN * 0 is
    NaN), while one inside it makes the projection missing, as the engine's
-   sum does. A pooled atom is the maximum (or minimum) of its shifted copies'
+   sum does (a batch without missing values skips that product, through an
+   ``If``). A pooled atom is the maximum (or minimum) of its shifted copies'
    columns, gathered and reduced with ``ReduceMax``, missing when any copy is.
 2. **Trees.** An axis-aligned tree ensemble over the projection columns with
    the learned thresholds (``<=`` goes left) and the learned side for missing
@@ -75,9 +77,9 @@ _DEFAULT_OPSET = 18
 _MIN_OPSET = 13
 # The ai.onnx.ml opset of TreeEnsembleRegressor (see the module docstring).
 _ML_OPSET = 3
-# The largest dense weight matrix "auto" lets the MatMul projection build (bytes);
-# past it the Gather projection stores only the atoms' nonzeros.
-_DENSE_PROJECTION_LIMIT = 64 * 2**20
+# The largest dense weight and membership matrices (5 bytes per feature and atom)
+# "auto" lets the MatMul projection store: protocol buffers cap a model at 2 GiB.
+_DENSE_PROJECTION_LIMIT = 2**30
 
 
 def _require_onnx():
@@ -112,10 +114,12 @@ def to_onnx(
         The ``ai.onnx`` opset to write, from 13; None: 18. The trees use
         ``ai.onnx.ml`` opset 3.
     projection : {"auto", "matmul", "gather"}, default="auto"
-        How the atoms project X: one dense ``MatMul`` with the weight matrix
-        (the faster in ONNX Runtime), or a ``Gather`` of each atom's features
-        and a ``ReduceSum`` (stores only the atoms' nonzeros). "auto" takes
-        the ``MatMul`` unless its weight matrix would exceed 64 MiB.
+        How the atoms project X: one dense ``MatMul`` with the weight matrix,
+        or a ``Gather`` of each atom's features and a ``ReduceSum``, which
+        stores only the atoms' nonzeros but is about 10 times slower in ONNX
+        Runtime and holds N x atoms x (largest atom) floats while it scores
+        (score small batches). "auto" takes the ``MatMul`` unless its float32
+        weights and uint8 membership matrix exceed 1 GiB.
 
     Returns
     -------
@@ -172,7 +176,7 @@ def to_onnx(
     columns = [[atoms.feature_id(c) for c in tree_columns] for tree_columns in columns]
     graph = Graph(onnx, opset, _ML_OPSET, n_features)
     if projection == "auto":
-        dense_bytes = 4 * n_features * len(atoms.plain)
+        dense_bytes = 5 * n_features * len(atoms.plain)
         projection = "matmul" if dense_bytes <= _DENSE_PROJECTION_LIMIT else "gather"
     features = graph.project(atoms.plain, atoms.pooled, projection)
     if isinstance(model, BaseGradientBoosting):
