@@ -303,3 +303,18 @@ def test_the_module_exports_only_the_exporter():
 
     assert morf_rs.onnx.__all__ == ["to_onnx"]
     assert dir(morf_rs.onnx) == ["to_onnx"]
+
+
+def test_trees_without_splits():
+    X, _ = datasets.make_circle(60, random_state=0)
+    X = X.astype(np.float32)
+    constant = np.full(len(X), 2.5)
+    for model in (
+        morf_rs.RandomForestRegressor(n_estimators=3, random_state=0),
+        morf_rs.GradientBoostingRegressor(n_estimators=3, random_state=0),
+    ):
+        model.fit(X, constant)
+        assert model.tree_structure(0).node_count == 1
+        (values,), (expected,) = _scores(model, _with_missing(X))
+        np.testing.assert_allclose(values, expected, rtol=TOLERANCE)
+        np.testing.assert_allclose(values, 2.5, rtol=TOLERANCE)
