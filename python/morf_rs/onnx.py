@@ -152,12 +152,7 @@ def to_onnx(
     True
     """
     onnx = _require_onnx()
-    if not isinstance(model, InspectTrees) or isinstance(model, type):
-        raise TypeError(
-            "to_onnx exports a forest or boosted model of morf_rs, got "
-            f"{type(model).__name__ if not isinstance(model, type) else model!r}."
-        )
-    check_is_fitted(model)
+    _check_model(model)
     opset = _check_opset(opset)
     if projection not in ("auto", "matmul", "gather"):
         raise ValueError(
@@ -188,6 +183,17 @@ def to_onnx(
     else:  # pragma: no cover - every estimator is one of the three
         raise TypeError(f"to_onnx cannot export a {type(model).__name__}.")
     return graph.model(f"morf_rs {type(model).__name__}")
+
+
+def _check_model(model):
+    """A TypeError unless ``model`` is a morf_rs forest or boosted model, a
+    NotFittedError unless it is fitted."""
+    if not isinstance(model, InspectTrees) or isinstance(model, type):
+        raise TypeError(
+            "to_onnx exports a forest or boosted model of morf_rs, got "
+            f"{type(model).__name__ if not isinstance(model, type) else model!r}."
+        )
+    check_is_fitted(model)
 
 
 def _check_opset(opset):
