@@ -29,11 +29,12 @@ three stages:
    classes) or softmax, or the raw score of a regressor.
 
 The trees use ``TreeEnsembleRegressor`` of the ``ai.onnx.ml`` opset 3: it
-runs on every ONNX Runtime since 1.10 and on the other ONNX back ends that
-score scikit-learn exports, and it sums one leaf value per target, which is
-all the three heads need. Its successor ``TreeEnsemble`` (``ai.onnx.ml`` opset
-5) adds nothing used here (its set-membership and double thresholds), and
-fewer runtimes run it. ``TreeEnsembleClassifier`` is not used: it would add a
+is the one that skl2onnx and onnxmltools write, so the runtimes that score
+their exports (ONNX Runtime releases older than ``TreeEnsemble`` among them)
+run it too, and it sums one leaf value per target, which is all the three
+heads need. Its successor ``TreeEnsemble`` (``ai.onnx.ml`` opset 5, which
+ONNX Runtime 1.32 also runs) adds nothing used here (set membership and
+double thresholds). ``TreeEnsembleClassifier`` is not used: it would add a
 ZipMap or its own post-transforms, while the heads above reproduce ours
 exactly.
 
