@@ -124,6 +124,15 @@ def test_a_failing_snippet_fails(tmp_path, monkeypatch):
         _run(code, name)
 
 
+# The submodules with API pages, and the optional packages each needs to import.
+OPTIONAL_MODULES = {
+    "dictionary": (),
+    "datasets": (),
+    "dask": ("dask", "distributed"),
+    "onnx": ("onnx",),
+}
+
+
 def _documented_names():
     text = (DOCS / "api.rst").read_text(encoding="utf-8")
     documented = set()
@@ -141,10 +150,9 @@ def test_api_pages_list_every_public_name():
     import importlib
 
     modules = {"morf_rs": morf_rs}
-    for name in ("dictionary", "datasets", "dask"):
-        if name == "dask":
-            pytest.importorskip("dask")
-            pytest.importorskip("distributed")
+    for name, needs in OPTIONAL_MODULES.items():
+        for package in needs:
+            pytest.importorskip(package)
         modules[f"morf_rs.{name}"] = importlib.import_module(f"morf_rs.{name}")
     public = {
         f"{module_name}.{name}"
