@@ -23,6 +23,7 @@ mod boost;
 mod data;
 mod error;
 mod forest;
+mod isolation;
 // Public for the tests, examples and fuzz seeds that draw their data with it; no part
 // of the API.
 #[doc(hidden)]
@@ -62,6 +63,10 @@ pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
+pub use isolation::{
+    average_path_length, IsolationForest, IsolationParams, AUTO_MAX_SAMPLES,
+    ISOLATION_FORMAT_VERSION, MAX_ISOLATION_TREES,
+};
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
 pub use scoring::NO_NODE;
 pub use split::Criterion;
