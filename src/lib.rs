@@ -14,7 +14,8 @@
 //! [`AtomKind`] and, for MORF, [`Patches`]. [`Forest::fit_with`] takes any targets and
 //! range of trees, and reports progress and stops on request through a [`FitControl`].
 //! Gradient boosting over the same atoms starts at [`Booster::fit`] with a
-//! [`BoostParams`].
+//! [`BoostParams`]. Isolation forests over the same atoms, for anomaly detection, start
+//! at [`IsolationForest::fit`] with an [`IsolationParams`].
 
 #![warn(missing_docs)]
 
