@@ -14,7 +14,8 @@
 //! [`AtomKind`] and, for MORF, [`Patches`]. [`Forest::fit_with`] takes any targets and
 //! range of trees, and reports progress and stops on request through a [`FitControl`].
 //! Gradient boosting over the same atoms starts at [`Booster::fit`] with a
-//! [`BoostParams`].
+//! [`BoostParams`]. Isolation forests over the same atoms, for anomaly detection, start
+//! at [`IsolationForest::fit`] with an [`IsolationParams`].
 
 #![warn(missing_docs)]
 
@@ -23,6 +24,7 @@ mod boost;
 mod data;
 mod error;
 mod forest;
+mod isolation;
 // Public for the tests, examples and fuzz seeds that draw their data with it; no part
 // of the API.
 #[doc(hidden)]
@@ -62,6 +64,10 @@ pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
+pub use isolation::{
+    average_path_length, IsolationForest, IsolationParams, AUTO_MAX_SAMPLES,
+    ISOLATION_FORMAT_VERSION, MAX_ISOLATION_TREES,
+};
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
 pub use scoring::NO_NODE;
 pub use split::Criterion;

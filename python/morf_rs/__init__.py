@@ -44,6 +44,11 @@ from morf_rs._forest_regressors import (
     SparseObliqueForestRegressor,
 )
 from morf_rs._inspect import TreeStructure
+from morf_rs._isolation import (
+    IsolationForest,
+    ManifoldObliqueIsolationForest,
+    SparseObliqueIsolationForest,
+)
 from morf_rs._savefile import load, save
 
 try:
@@ -55,16 +60,19 @@ __all__ = [
     "BaseObliqueForest",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
+    "IsolationForest",
     "ManifoldObliqueGradientBoostingClassifier",
     "ManifoldObliqueGradientBoostingRegressor",
     "ManifoldObliqueForestClassifier",
     "ManifoldObliqueForestRegressor",
+    "ManifoldObliqueIsolationForest",
     "RandomForestClassifier",
     "RandomForestRegressor",
     "SparseObliqueForestClassifier",
     "SparseObliqueForestRegressor",
     "SparseObliqueGradientBoostingClassifier",
     "SparseObliqueGradientBoostingRegressor",
+    "SparseObliqueIsolationForest",
     "TreeStructure",
     "__version__",
     "datasets",

@@ -115,8 +115,9 @@ class PatchAtoms(AxisAtoms):
                 "dictionary": engine_dictionary(families, geometry),
             }
             # The preset's candidates, unless max_features was set.
-            default = inspect.signature(type(self)).parameters["max_features"].default
-            if self.max_features == default:
+            # (Isolation forests draw one atom per node and take no max_features.)
+            parameter = inspect.signature(type(self)).parameters.get("max_features")
+            if parameter is not None and self.max_features == parameter.default:
                 params["max_features"] = max_features
             return params
         return {

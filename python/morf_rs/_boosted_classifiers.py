@@ -134,19 +134,19 @@ class ManifoldObliqueGradientBoostingClassifier(PatchAtoms, BoostingClassifier):
         for regression.
     do_early_stopping_ : bool
         Whether early stopping was used.
-    train_score_ : ndarray of shape (n_iter_ + 1,)
+    train_score_ : ndarray of shape (``n_iter_`` + 1,)
         Minus the mean training loss before the first round and after each
         (higher is better, as in scikit-learn).
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
+    validation_score_ : ndarray of shape (``n_iter_`` + 1,)
         Minus the mean loss on the held-out samples, likewise; empty without
         early stopping.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised counts of features in split atoms.
-    gain_importances_ : ndarray of shape (n_features_in_,)
+    gain_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split gains shared among their atoms' features.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
@@ -301,19 +301,19 @@ class SparseObliqueGradientBoostingClassifier(ObliqueAtoms, BoostingClassifier):
         for regression.
     do_early_stopping_ : bool
         Whether early stopping was used.
-    train_score_ : ndarray of shape (n_iter_ + 1,)
+    train_score_ : ndarray of shape (``n_iter_`` + 1,)
         Minus the mean training loss before the first round and after each
         (higher is better, as in scikit-learn).
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
+    validation_score_ : ndarray of shape (``n_iter_`` + 1,)
         Minus the mean loss on the held-out samples, likewise; empty without
         early stopping.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised counts of features in split atoms.
-    gain_importances_ : ndarray of shape (n_features_in_,)
+    gain_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split gains shared among their atoms' features.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
@@ -452,19 +452,19 @@ class GradientBoostingClassifier(AxisAtoms, BoostingClassifier):
         for regression.
     do_early_stopping_ : bool
         Whether early stopping was used.
-    train_score_ : ndarray of shape (n_iter_ + 1,)
+    train_score_ : ndarray of shape (``n_iter_`` + 1,)
         Minus the mean training loss before the first round and after each
         (higher is better, as in scikit-learn).
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
+    validation_score_ : ndarray of shape (``n_iter_`` + 1,)
         Minus the mean loss on the held-out samples, likewise; empty without
         early stopping.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised counts of features in split atoms.
-    gain_importances_ : ndarray of shape (n_features_in_,)
+    gain_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split gains shared among their atoms' features.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.

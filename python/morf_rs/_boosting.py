@@ -239,7 +239,8 @@ class BaseGradientBoosting(InspectTrees, BaseTreeEnsemble):
 
         Returns
         -------
-        X_leaves : ndarray of int64, shape (n_samples, n_iter_, n_trees_per_iteration_)
+        X_leaves : ndarray of int64, shape (n_samples, rounds, trees per round)
+            Rounds: ``n_iter_``; trees per round: ``n_trees_per_iteration_``.
             ``X_leaves[i, r, k]`` is the node id (as :meth:`tree_structure` and
             :meth:`decision_path` number them) of the leaf sample i reaches in
             round r's tree for output k, which is tree

@@ -12,6 +12,7 @@ __all__ = [
     "MAX_ESTIMATORS",
     "Booster",
     "Forest",
+    "IsolationForest",
     "_panic_in_engine",
 ]
 
@@ -214,3 +215,42 @@ class Booster:
     def n_outputs(self) -> int: ...
     @property
     def n_classes(self) -> int: ...
+
+class _IsolationParams(TypedDict, total=False):
+    n_estimators: int
+    max_samples: int | None
+    atoms: Literal["axis", "oblique", "patch", "dictionary"]
+    dictionary: list[_Family]
+    feature_combinations: float
+    image_shape: list[int]
+    patch_min: list[int]
+    patch_max: list[int]
+    wrap: list[bool]
+    contiguous: list[bool]
+    random_state: int
+
+@final
+class IsolationForest:
+    """A trained isolation forest; X is a 2-D float32, float64 or uint8 array."""
+
+    @staticmethod
+    def fit(
+        x: _Matrix, params: _IsolationParams, n_threads: int
+    ) -> IsolationForest: ...
+    def anomaly_scores(
+        self, x: _Matrix, n_threads: int, out: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]: ...
+    def apply(
+        self, x: _Matrix, n_threads: int, out: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]: ...
+    def leaf_path_lengths(self) -> list[npt.NDArray[np.float64]]: ...
+    def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> IsolationForest: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def max_samples(self) -> int: ...
+    @property
+    def n_estimators(self) -> int: ...

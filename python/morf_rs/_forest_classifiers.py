@@ -147,11 +147,11 @@ class ManifoldObliqueForestClassifier(PatchAtoms, ForestClassifier):
         Per tree, the indices of the training samples it learnt from.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split-atom counts (see the property's documentation).
-    impurity_importances_ : ndarray of shape (n_features_in_,)
+    impurity_importances_ : ndarray of shape (``n_features_in_``,)
         Impurity-weighted importances.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
@@ -326,11 +326,11 @@ class SparseObliqueForestClassifier(ObliqueAtoms, ForestClassifier):
         Per tree, the indices of the training samples it learnt from.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split-atom counts (see the property's documentation).
-    impurity_importances_ : ndarray of shape (n_features_in_,)
+    impurity_importances_ : ndarray of shape (``n_features_in_``,)
         Impurity-weighted importances.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
@@ -490,11 +490,11 @@ class RandomForestClassifier(AxisAtoms, ForestClassifier):
         Per tree, the indices of the training samples it learnt from.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split-atom counts (see the property's documentation).
-    impurity_importances_ : ndarray of shape (n_features_in_,)
+    impurity_importances_ : ndarray of shape (``n_features_in_``,)
         Impurity-weighted importances.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.

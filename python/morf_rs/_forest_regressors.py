@@ -147,11 +147,11 @@ class ManifoldObliqueForestRegressor(PatchAtoms, ForestRegressor):
         Per tree, the indices of the training samples it learnt from.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split-atom counts (see the property's documentation).
-    impurity_importances_ : ndarray of shape (n_features_in_,)
+    impurity_importances_ : ndarray of shape (``n_features_in_``,)
         Impurity-weighted importances.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
@@ -325,11 +325,11 @@ class SparseObliqueForestRegressor(ObliqueAtoms, ForestRegressor):
         Per tree, the indices of the training samples it learnt from.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split-atom counts (see the property's documentation).
-    impurity_importances_ : ndarray of shape (n_features_in_,)
+    impurity_importances_ : ndarray of shape (``n_features_in_``,)
         Impurity-weighted importances.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
@@ -487,11 +487,11 @@ class RandomForestRegressor(AxisAtoms, ForestRegressor):
         Per tree, the indices of the training samples it learnt from.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Normalised split-atom counts (see the property's documentation).
-    impurity_importances_ : ndarray of shape (n_features_in_,)
+    impurity_importances_ : ndarray of shape (``n_features_in_``,)
         Impurity-weighted importances.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth.

@@ -65,6 +65,13 @@ class TreeStructure:
     pool_shift_low, pool_shift_high : ndarray of int64, shape (node_count, n_axes)
         The window of a pooled split: the base atom moved by every shift from
         ``pool_shift_low`` to ``pool_shift_high`` per image axis (0 elsewhere).
+    pool_wrap : ndarray of bool, shape (node_count, n_axes)
+        Whether a pooled split's shifted cells continue cyclically past the end
+        of an image axis (False elsewhere).
+    prior : ndarray of float64, shape (n_outputs,)
+        A forest regressor's tree: the mean target of its sample, which the
+        forest predicts (averaged over trees) where no honest leaf votes; 0 for
+        other trees.
     """
 
     children_left: np.ndarray
@@ -82,6 +89,8 @@ class TreeStructure:
     pool_reduce: np.ndarray
     pool_shift_low: np.ndarray
     pool_shift_high: np.ndarray
+    pool_wrap: np.ndarray
+    prior: np.ndarray
 
     @property
     def node_count(self):

@@ -157,7 +157,7 @@ def predict(model, X, *, n_jobs=1):
 def apply(model, X, *, n_jobs=1):
     """The leaf each row reaches in every tree, lazily, as ``model.apply`` gives
     it (a forest's: int64 of shape (n_samples, n_estimators); a boosted
-    model's: (n_samples, n_iter_, n_trees_per_iteration_)). Parameters as
+    model's: (n_samples, ``n_iter_``, ``n_trees_per_iteration_``)). Parameters as
     :func:`predict_proba`; a model without ``apply`` is refused with a TypeError.
 
     Examples

@@ -6,14 +6,14 @@ Every generator takes ``n_samples`` and ``random_state`` (an int, None or a
 (their counts differ by at most one, in random order). Each row of ``X`` is
 the row-major flattening of the experiment's ``image_shape``.
 
-========================  ============  ===============================  ===========
-generator                 image_shape   MORF settings in the paper       Bayes error
-========================  ============  ===============================  ===========
-:func:`make_circle`       (100,)        patch 3..12, wrap, 0.5 features  0
-:func:`make_bars`         (28, 28)      patch (2, 2)..(2, 9), "sqrt"     > 0 (k = 0)
-:func:`make_impulse`      (100,)        patch 2..12, 0.3 features        ~0.295
-:func:`make_multivariate` (3, 100)      patch (2, 5)..(2, 10), "sqrt"
-========================  ============  ===============================  ===========
+=========================  ============  ===============================  ============
+generator                  image_shape   MORF settings in the paper       Bayes error
+=========================  ============  ===============================  ============
+:func:`make_circle`        (100,)        patch 3..12, wrap, 0.5 features  0
+:func:`make_bars`          (28, 28)      patch (2, 2)..(2, 9), "sqrt"     > 0 (k = 0)
+:func:`make_impulse`       (100,)        patch 2..12, 0.3 features        ~0.295
+:func:`make_multivariate`  (3, 100)      patch (2, 5)..(2, 10), "sqrt"
+=========================  ============  ===============================  ============
 """
 
 import math

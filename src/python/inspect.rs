@@ -43,7 +43,9 @@ pub(super) fn tree_arrays_at<'py>(
 /// votes), `missing_go_to_left` (where a split sends a missing projection), `n_node_samples`, `weighted_n_node_samples`, `impurity_decrease`,
 /// and for pooled splits (whose atom is then the base atom) `pool_reduce` (1: maximum,
 /// -1: minimum, 0: not pooled) with `pool_shift_low` and `pool_shift_high` (n_nodes,
-/// `n_axes`: the window's shifts per image axis; 0 where not pooled).
+/// `n_axes`: the window's shifts per image axis; 0 where not pooled) and `pool_wrap`
+/// (alike: whether the axis wraps), and `prior` (width: the mean target of a value
+/// tree's sample, what a forest predicts where no tree votes; 0 for class trees).
 fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bound<'py, PyDict>> {
     let n_axes = n_axes.clamp(1, MAX_POOL_AXES);
     let nodes = tree.nodes();
@@ -61,6 +63,7 @@ fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bou
     let mut reduce = vec![NOT_POOLED; n_nodes];
     let mut shift_low = vec![0i64; n_nodes * n_axes];
     let mut shift_high = vec![0i64; n_nodes * n_axes];
+    let mut wrap = vec![false; n_nodes * n_axes];
     atom_ptr.push(0i64);
     for (id, node) in nodes.iter().enumerate() {
         match *node {
@@ -107,6 +110,7 @@ fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bou
                 for axis in 0..n_axes {
                     shift_low[id * n_axes + axis] = window.low[axes + axis] as i64;
                     shift_high[id * n_axes + axis] = window.high[axes + axis] as i64;
+                    wrap[id * n_axes + axis] = window.wrap[axes + axis];
                 }
                 reduce[id] = match window.reduce {
                     Reduce::Max => REDUCE_MAX,
@@ -160,5 +164,13 @@ fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bou
             .expect("one shift per node and axis");
         dict.set_item(name, shifts.into_pyarray(py))?;
     }
+    let wrap = ndarray::Array2::from_shape_vec((n_nodes, n_axes), wrap)
+        .expect("one flag per node and axis");
+    dict.set_item("pool_wrap", wrap.into_pyarray(py))?;
+    let prior = match tree.leaves() {
+        Leaves::Values { prior, .. } => prior.clone(),
+        Leaves::Classes { .. } => vec![0.0; width],
+    };
+    dict.set_item("prior", prior.into_pyarray(py))?;
     Ok(dict)
 }

@@ -96,6 +96,7 @@ macro_rules! with_view {
 }
 
 mod boost;
+mod isolation;
 mod train;
 use train::train;
 
@@ -492,6 +493,7 @@ fn _panic_in_engine(py: Python<'_>) -> PyResult<()> {
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyForest>()?;
     module.add_class::<boost::PyBooster>()?;
+    module.add_class::<isolation::PyIsolationForest>()?;
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
     module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;

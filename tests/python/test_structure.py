@@ -29,7 +29,7 @@ def parameters(cls):
 
 
 def test_every_model_type_and_task_is_covered():
-    assert len(PUBLIC_ESTIMATORS) == 12
+    assert len(PUBLIC_ESTIMATORS) == 15
 
 
 def test_constructor_is_written_out_typed_and_keyword_only(public_estimator):
@@ -55,9 +55,9 @@ def test_every_parameter_has_exactly_one_constraint(public_estimator):
 
 
 def test_constructor_stores_arguments_unchanged(public_estimator):
-    model = public_estimator(7, max_depth=3, random_state=5)
+    model = public_estimator(7, n_jobs=3, random_state=5)
     assert model.n_estimators == 7
-    assert model.get_params()["max_depth"] == 3
+    assert model.get_params()["n_jobs"] == 3
     assert model.random_state == 5
     defaults = public_estimator().get_params()
     assert defaults == {p.name: p.default for p in parameters(public_estimator)}

@@ -1,0 +1,119 @@
+"""Isolation forests on image anomalies beside scikit-learn's IsolationForest and
+treeple's ExtendedIsolationForest, in one run: ROC AUC and fit time.
+
+    /work/benchvenv/bin/python benches/isolation.py   # with PYTHONPATH=python
+
+Two kinds of anomaly:
+- Fashion-MNIST: the forests grow on 2,000 training images of one class; the test
+  set is 1,000 test images of that class and 1,000 of the other classes.
+- A seed simulation (``morf_rs.datasets.make_bars``, 28x28 images of bars): 2,000
+  images grow the forests; of 2,000 new ones, 100 have a 6x6 patch at a random
+  place saturated to the bars' value, 1 (a corrupted patch). Single pixels cannot
+  tell it: a third of every image's pixels are 1 already.
+
+Every model has 100 trees, max_samples="auto" (256 rows) and one thread; fit times
+are the best of three fits taking turns. Figures go to benches/results/isolation.csv
+and isolation.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from fashion_mnist import CLASS_NAMES, load_fashion_mnist
+from harness import best_in_turns, machine, write_csv, write_markdown
+from sklearn.ensemble import IsolationForest as SklearnIsolationForest
+from sklearn.metrics import roc_auc_score
+from treeple import ExtendedIsolationForest
+
+from morf_rs import (
+    IsolationForest,
+    ManifoldObliqueIsolationForest,
+    SparseObliqueIsolationForest,
+    datasets,
+)
+
+RESULTS = Path(__file__).parent / "results"
+N_TRAIN, N_TEST_PER_SIDE = 2000, 1000
+NORMAL_CLASSES = (0, 1, 7)  # T-shirt/top, Trouser, Sneaker
+ROUNDS = 3
+
+
+def models(seed):
+    """The detectors compared, by label, each with 100 trees on one thread."""
+    return {
+        "scikit-learn IsolationForest": SklearnIsolationForest(random_state=seed),
+        "treeple ExtendedIsolationForest": ExtendedIsolationForest(
+            feature_combinations=1.5, random_state=seed
+        ),
+        "morf_rs IsolationForest": IsolationForest(random_state=seed),
+        "morf_rs SparseObliqueIsolationForest": SparseObliqueIsolationForest(
+            random_state=seed
+        ),
+        "morf_rs ManifoldObliqueIsolationForest": ManifoldObliqueIsolationForest(
+            image_shape=(28, 28), random_state=seed
+        ),
+    }
+
+
+def fashion_tasks(rng):
+    """(name, X_train, X_test, is_anomaly) for each normal Fashion-MNIST class."""
+    X_train, y_train = load_fashion_mnist("train")
+    X_test, y_test = load_fashion_mnist("test")
+    for normal in NORMAL_CLASSES:
+        train = rng.choice(np.flatnonzero(y_train == normal), N_TRAIN, replace=False)
+        inliers = rng.choice(np.flatnonzero(y_test == normal), N_TEST_PER_SIDE, False)
+        outliers = rng.choice(np.flatnonzero(y_test != normal), N_TEST_PER_SIDE, False)
+        test = np.concatenate([inliers, outliers])
+        is_anomaly = np.arange(len(test)) >= N_TEST_PER_SIDE
+        name = f"Fashion-MNIST, normal: {CLASS_NAMES[normal]}"
+        yield name, X_train[train], X_test[test], is_anomaly
+
+
+def corrupted_patch_task(rng, n_corrupted=100, extent=6):
+    """Bars images, ``n_corrupted`` test images with a saturated patch."""
+    X_train, _ = datasets.make_bars(N_TRAIN, random_state=0)
+    X_test, _ = datasets.make_bars(2 * N_TEST_PER_SIDE, random_state=1)
+    images = X_test.reshape(-1, 28, 28).copy()
+    for i in range(n_corrupted):
+        top, left = rng.integers(0, 28 - extent + 1, size=2)
+        images[i, top : top + extent, left : left + extent] = 1.0
+    is_anomaly = np.arange(len(images)) < n_corrupted
+    name = f"Bars (seed simulation), {extent}x{extent} corrupted patch"
+    return name, X_train, images.reshape(len(images), -1), is_anomaly
+
+
+def main():
+    rng = np.random.default_rng(0)
+    tasks = [*fashion_tasks(rng), corrupted_patch_task(rng)]
+    rows = []
+    for name, X_train, X_test, is_anomaly in tasks:
+        detectors = models(seed=0)
+        times = best_in_turns(
+            {
+                label: (lambda m=m, X=X_train: m.fit(X))
+                for label, m in detectors.items()
+            },
+            ROUNDS,
+        )
+        for label, detector in detectors.items():
+            scores = detector.score_samples(X_test)
+            auc = roc_auc_score(is_anomaly, -scores)
+            rows.append(
+                {"task": name, "model": label, "roc_auc": auc, "fit_s": times[label]}
+            )
+            print(f"{name:55s} {label:40s} AUC {auc:.3f} fit {times[label]:.3f} s")
+    about = machine(("numpy", "sklearn", "treeple", "morf_rs"))
+    write_csv(RESULTS / "isolation.csv", rows)
+    write_markdown(
+        RESULTS / "isolation.md",
+        "Isolation forests on image anomalies",
+        rows,
+        about,
+        notes=__doc__.split("\n\n", 2)[2],
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+//! Scoring: path lengths summed over the trees through the shared scoring engine
+//! ([`crate::scoring`]), and the anomaly scores they give.
+
+use std::sync::atomic::AtomicBool;
+
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2};
+
+use super::{average_path_length, IsolationForest};
+use crate::data::Feature;
+use crate::error::{invalid, try_filled, Result};
+use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::rows::{new_output, score_row_chunks};
+use crate::runtime::workers::Workers;
+use crate::scoring::{self, ScoringTrees};
+use crate::tree::Tree;
+
+/// Isolation trees laid out for scoring, each leaf's slot the index of its path length.
+#[derive(Debug, Clone)]
+pub(super) struct IsolationScoring {
+    layout: ScoringTrees,
+    path_lengths: Vec<f64>,
+}
+
+impl IsolationScoring {
+    fn new(trees: &[Tree], n_features: usize) -> IsolationScoring {
+        let mut path_lengths = Vec::new();
+        let layout = ScoringTrees::new(trees, n_features, |t, id| {
+            path_lengths.push(trees[t].leaf_values(id).map_or(0.0, |values| values[0]));
+            (path_lengths.len() - 1) as u32
+        });
+        IsolationScoring {
+            layout,
+            path_lengths,
+        }
+    }
+}
+
+/// What is written per row: the mean path length, or the anomaly score from it.
+#[derive(Clone, Copy)]
+enum Output {
+    MeanPathLength,
+    AnomalyScore,
+}
+
+impl IsolationForest {
+    fn scoring_layout(&self) -> &IsolationScoring {
+        self.scoring
+            .get_or_init(|| IsolationScoring::new(&self.trees, self.n_features))
+    }
+
+    /// Per row of `x`, its anomaly score `2^(-E[h] / c(psi))` in (0, 1] (scikit-learn's
+    /// `-score_samples`): the mean over trees of its path length `h` (the depth of its
+    /// leaf plus [`average_path_length`] of the training rows the leaf held), over the
+    /// average path length of the rows each tree grew on. A forest grown on one row
+    /// per tree scores every row 0.5, as scikit-learn's does. Rows are scored on
+    /// `n_threads` threads (0: every core).
+    pub fn anomaly_scores<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array1<f64>> {
+        let mut scores = Array1::from(try_filled(x.nrows(), 1, 0.0, "the scores")?);
+        self.anomaly_scores_into(x, scores.view_mut(), n_threads, &NEVER_CANCELLED)?;
+        Ok(scores)
+    }
+
+    /// [`anomaly_scores`](IsolationForest::anomaly_scores) written into `out`, one
+    /// value per row; returns [`MorfError::Cancelled`](crate::MorfError::Cancelled)
+    /// soon after `cancel` is set.
+    pub fn anomaly_scores_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut1<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        self.score_into(x, out, n_threads, cancel, Output::AnomalyScore)
+    }
+
+    /// Per row of `x`, its path length averaged over the trees, `E[h]`.
+    pub fn mean_path_lengths<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array1<f64>> {
+        let mut lengths = Array1::from(try_filled(x.nrows(), 1, 0.0, "the path lengths")?);
+        let never = &NEVER_CANCELLED;
+        self.score_into(
+            x,
+            lengths.view_mut(),
+            n_threads,
+            never,
+            Output::MeanPathLength,
+        )?;
+        Ok(lengths)
+    }
+
+    fn score_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut1<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+        output: Output,
+    ) -> Result<()> {
+        if out.len() != x.nrows() {
+            return Err(invalid(
+                "out",
+                format!(
+                    "must hold one value per row of X ({}), got {}",
+                    x.nrows(),
+                    out.len()
+                ),
+            ));
+        }
+        let out = out
+            .into_slice()
+            .ok_or_else(|| invalid("out", "must be contiguous"))?;
+        let scoring = self.scoring_layout();
+        let n_trees = self.trees.len();
+        // scikit-learn divides the summed path lengths by this once.
+        let denominator = n_trees as f64 * average_path_length(self.max_samples);
+        let workers = Workers::for_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            score_row_chunks(
+                self.n_features,
+                x,
+                out,
+                1,
+                scoring.layout.chunk_rows(),
+                threads,
+                cancel,
+                |_, rows, out| {
+                    out.fill(0.0);
+                    scoring
+                        .layout
+                        .visit_leaves(0..n_trees, rows, cancel, |leaf| {
+                            let length = scoring.path_lengths[leaf.slot as usize];
+                            leaf.for_each_row(|r| out[r] += length);
+                        });
+                    for value in out.iter_mut() {
+                        *value = match output {
+                            Output::MeanPathLength => *value / n_trees as f64,
+                            Output::AnomalyScore if denominator > 0.0 => {
+                                (-*value / denominator).exp2()
+                            }
+                            Output::AnomalyScore => 0.5,
+                        };
+                    }
+                },
+            )
+        })
+    }
+
+    /// The id of the leaf each row of `x` reaches in each tree, shape (rows, trees).
+    pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
+        let mut leaves = new_output(x.nrows(), self.trees.len(), "the leaf ids")?;
+        self.apply_into(x, leaves.view_mut(), n_threads, &NEVER_CANCELLED)?;
+        Ok(leaves)
+    }
+
+    /// [`apply`](IsolationForest::apply) written into `out`, a row-major array of
+    /// shape (rows, trees) of any type that holds a `u32`; returns
+    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is set.
+    pub fn apply_into<T: Feature, O: From<u32> + Send>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, O>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let layout = &self.scoring_layout().layout;
+        let n_trees = self.trees.len();
+        scoring::apply_into(layout, n_trees, self.n_features, x, out, n_threads, cancel)
+    }
+}

@@ -1,0 +1,197 @@
+//! Bindings of the isolation forest, `morf_rs._core.IsolationForest`.
+
+use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use std::sync::atomic::AtomicBool;
+
+use serde::Deserialize;
+
+use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
+use super::interrupt::{run_interruptible, INLINE_WALKS};
+use super::mapping::{from_dict, UnknownKeys};
+use super::{guarded, stats_dict, value_error, Samples};
+use crate::{FitControl, IsolationForest, IsolationParams};
+
+/// A trained isolation forest.
+#[pyclass(name = "IsolationForest", module = "morf_rs._core", frozen)]
+pub struct PyIsolationForest {
+    model: IsolationForest,
+}
+
+impl PyIsolationForest {
+    /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
+    /// is short enough to run on the calling thread.
+    fn score<R: Send>(
+        &self,
+        py: Python<'_>,
+        n_rows: usize,
+        work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+    ) -> PyResult<R> {
+        let cancel = AtomicBool::new(false);
+        let walks = n_rows.saturating_mul(self.model.trees().len());
+        let result = if walks < INLINE_WALKS {
+            py.detach(|| work(&cancel))
+        } else {
+            run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+        };
+        result.map_err(value_error)
+    }
+}
+
+#[pymethods]
+impl PyIsolationForest {
+    /// Trains an isolation forest on `x` on `n_threads` threads (0: every core);
+    /// Ctrl-C stops the fit.
+    #[staticmethod]
+    fn fit(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        params: &Bound<'_, PyDict>,
+        n_threads: usize,
+    ) -> PyResult<PyIsolationForest> {
+        guarded(|| {
+            let mut params = parse_isolation_params(params)?;
+            params.n_threads = n_threads;
+            let samples = Samples::borrow(x)?;
+            let cancel = AtomicBool::new(false);
+            let control = FitControl::new().with_cancel(&cancel);
+            let model = with_view!(samples, |view| run_interruptible(
+                py,
+                &cancel,
+                || IsolationForest::fit_with(&params, view, &control),
+                || Ok(())
+            ))?
+            .map_err(value_error)?;
+            Ok(PyIsolationForest { model })
+        })
+    }
+
+    /// Anomaly scores `2^(-E[h] / c(max_samples))` of the rows of `x`, written into
+    /// `out` (IsolationForest::anomaly_scores_into).
+    fn anomaly_scores<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray1<f64>>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.model
+                        .anomaly_scores_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Leaf node id per row and tree, written into `out`
+    /// (IsolationForest::apply_into).
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<i64>>,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
+                    self.model.apply_into(view, target, n_threads, cancel)
+                }))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Per tree, the path length each node's leaf stores (NaN at splits), as a list
+    /// of arrays indexed by node id.
+    fn leaf_path_lengths<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyArray1<f64>>> {
+        self.model
+            .trees()
+            .iter()
+            .map(|tree| {
+                let lengths: Vec<f64> = (0..tree.nodes().len())
+                    .map(|id| tree.leaf_values(id).map_or(f64::NAN, |v| v[0]))
+                    .collect();
+                PyArray1::from_vec(py, lengths)
+            })
+            .collect()
+    }
+
+    /// Per-tree statistics as a dict of arrays.
+    fn tree_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| stats_dict(py, &self.model.tree_stats()))
+    }
+
+    /// The model as versioned bytes.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        guarded(|| {
+            let bytes = py.detach(|| self.model.to_bytes());
+            Ok(PyBytes::new(py, &bytes))
+        })
+    }
+
+    /// Reads bytes written by `to_bytes`.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyIsolationForest> {
+        guarded(|| {
+            let model = py
+                .detach(|| IsolationForest::from_bytes(data))
+                .map_err(value_error)?;
+            Ok(PyIsolationForest { model })
+        })
+    }
+
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.model.n_features()
+    }
+
+    /// Rows each tree grew on.
+    #[getter]
+    fn max_samples(&self) -> usize {
+        self.model.max_samples()
+    }
+
+    #[getter]
+    fn n_estimators(&self) -> usize {
+        self.model.trees().len()
+    }
+}
+
+/// An isolation forest's parameters, by their scikit-learn names; absent or None
+/// means the engine's default (`max_samples`: scikit-learn's "auto").
+#[derive(Deserialize)]
+struct IsolationInput {
+    n_estimators: Option<usize>,
+    max_samples: Option<usize>,
+    random_state: Option<u64>,
+    #[serde(flatten)]
+    atoms: AtomInput,
+    #[serde(flatten)]
+    unknown: UnknownKeys,
+}
+
+fn parse_isolation_params(params: &Bound<'_, PyDict>) -> PyResult<IsolationParams> {
+    let input: IsolationInput = from_dict(params, &[DICTIONARY_KEY], |input: &IsolationInput| {
+        &input.unknown
+    })?;
+    let defaults = IsolationParams::default();
+    Ok(IsolationParams {
+        n_estimators: input.n_estimators.unwrap_or(defaults.n_estimators),
+        max_samples: input.max_samples,
+        atoms: parse_atoms(&input.atoms, params.get_item(DICTIONARY_KEY)?)?,
+        random_state: input.random_state.unwrap_or(defaults.random_state),
+        n_threads: 1,
+    })
+}
