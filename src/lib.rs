@@ -22,6 +22,7 @@ pub mod atoms;
 mod boost;
 mod data;
 mod error;
+pub mod explain;
 mod forest;
 // Public for the tests, examples and fuzz seeds that draw their data with it; no part
 // of the API.
@@ -60,6 +61,7 @@ pub use boost::{
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};
+pub use explain::AtomContributions;
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
