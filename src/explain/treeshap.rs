@@ -2,6 +2,7 @@
 //! "From local explanations to global understanding with explainable AI for trees",
 //! Algorithm 2), whose players are the tree's distinct split atoms.
 
+use super::engine::MAX_EXPLAINED_DEPTH;
 use super::players::{ExplainedTree, NO_PLAYER};
 use crate::data::Feature;
 use crate::tree::goes_left;
@@ -152,26 +153,44 @@ fn extend(path: &mut [PathElement], depth: usize, zero: f64, one: f64, player: u
         one,
         weight: if depth == 0 { 1.0 } else { 0.0 },
     };
-    let size = (depth + 1) as f64;
+    let inv_size = RECIPROCALS[depth + 1];
     for i in (0..depth).rev() {
-        path[i + 1].weight += one * path[i].weight * (i + 1) as f64 / size;
-        path[i].weight = zero * path[i].weight * (depth - i) as f64 / size;
+        path[i + 1].weight += one * path[i].weight * (i + 1) as f64 * inv_size;
+        path[i].weight = zero * path[i].weight * (depth - i) as f64 * inv_size;
     }
 }
 
+/// `RECIPROCALS[n]` is `1 / n`: the walk multiplies where Algorithm 2 divides, for
+/// speed (divisions dominated its inner loops).
+static RECIPROCALS: [f64; MAX_EXPLAINED_DEPTH + 2] = reciprocals();
+
+const fn reciprocals() -> [f64; MAX_EXPLAINED_DEPTH + 2] {
+    let mut table = [0.0; MAX_EXPLAINED_DEPTH + 2];
+    let mut n = 1;
+    while n < table.len() {
+        table[n] = 1.0 / n as f64;
+        n += 1;
+    }
+    table
+}
+
 /// Takes element `index` off the unique path `path[..=depth]`, undoing its
-/// [`extend`].
+/// [`extend`]. An element's `one` is 1 or 0: knowing the row, a side is taken or not.
 fn unwind(path: &mut [PathElement], depth: usize, index: usize) {
     let (one, zero) = (path[index].one, path[index].zero);
     let size = (depth + 1) as f64;
+    let inv_size = RECIPROCALS[depth + 1];
     let mut next = path[depth].weight;
-    for i in (0..depth).rev() {
-        if one != 0.0 {
+    if one != 0.0 {
+        for i in (0..depth).rev() {
             let kept = path[i].weight;
-            path[i].weight = next * size / ((i + 1) as f64 * one);
-            next = kept - path[i].weight * zero * (depth - i) as f64 / size;
-        } else {
-            path[i].weight = path[i].weight * size / (zero * (depth - i) as f64);
+            path[i].weight = next * size * RECIPROCALS[i + 1];
+            next = kept - path[i].weight * zero * (depth - i) as f64 * inv_size;
+        }
+    } else {
+        let inv_zero = size / zero;
+        for i in (0..depth).rev() {
+            path[i].weight *= inv_zero * RECIPROCALS[depth - i];
         }
     }
     for i in index..depth {
@@ -185,18 +204,19 @@ fn unwind(path: &mut [PathElement], depth: usize, index: usize) {
 /// taken off, without changing it.
 fn unwound_sum(path: &[PathElement], depth: usize, index: usize) -> f64 {
     let (one, zero) = (path[index].one, path[index].zero);
-    let mut next = path[depth].weight;
     let mut total = 0.0;
     if one != 0.0 {
+        let mut next = path[depth].weight;
         for i in (0..depth).rev() {
-            let share = next / ((i + 1) as f64 * one);
+            let share = next * RECIPROCALS[i + 1];
             total += share;
             next = path[i].weight - share * zero * (depth - i) as f64;
         }
     } else {
         for i in (0..depth).rev() {
-            total += path[i].weight / (zero * (depth - i) as f64);
+            total += path[i].weight * RECIPROCALS[depth - i];
         }
+        total /= zero;
     }
     total * (depth + 1) as f64
 }
