@@ -55,21 +55,18 @@ impl<'t> ExplainedTree<'t> {
         let mut left_fraction = vec![0.0; nodes.len()];
         let mut values = vec![0.0; nodes.len() * width];
         for (id, node) in nodes.iter().enumerate() {
-            match (tree.split_atom(id), node) {
-                (Some(atom), _) => {
-                    let next = players.len() as u32;
-                    let player = *players.entry(atom_key(&atom)).or_insert(next);
-                    if player == next {
-                        first_node.push(id as u32);
-                    }
-                    player_of[id] = player;
-                    left_fraction[id] = cover_fraction(tree, id + 1, right_of(node));
+            if let Some(atom) = tree.split_atom(id) {
+                let next = players.len() as u32;
+                let player = *players.entry(atom_key(&atom)).or_insert(next);
+                if player == next {
+                    first_node.push(id as u32);
                 }
-                (None, _) => {
-                    let row = &mut values[id * width..(id + 1) * width];
-                    for (v, leaf) in row.iter_mut().zip(leaf_value(id)) {
-                        *v = scale * leaf;
-                    }
+                player_of[id] = player;
+                left_fraction[id] = cover_fraction(tree, id + 1, right_of(node));
+            } else {
+                let row = &mut values[id * width..(id + 1) * width];
+                for (v, leaf) in row.iter_mut().zip(leaf_value(id)) {
+                    *v = scale * leaf;
                 }
             }
         }

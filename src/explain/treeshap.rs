@@ -134,8 +134,17 @@ impl<T: Feature> Walk<'_, '_, T> {
         let width = self.tree.width;
         let values = self.tree.leaf_values(id);
         let path = &self.path[start..start + depth + 1];
+        // The unwound sum of a player whose side the row does not take (`one` 0) is
+        // this one sum over its `zero`: computed once, not once per such player.
+        let mut cold_sum = None;
         for (i, element) in path.iter().enumerate().skip(1) {
-            let scale = unwound_sum(path, depth, i) * (element.one - element.zero);
+            let unwound = if element.one == 0.0 {
+                let sum = *cold_sum.get_or_insert_with(|| cold_unwound_sum(path, depth));
+                sum / element.zero * (depth + 1) as f64
+            } else {
+                unwound_sum(path, depth, i)
+            };
+            let scale = unwound * (element.one - element.zero);
             let phi = &mut self.phi[element.player as usize * width..][..width];
             for (p, &v) in phi.iter_mut().zip(values) {
                 *p += scale * v;
@@ -200,23 +209,24 @@ fn unwind(path: &mut [PathElement], depth: usize, index: usize) {
     }
 }
 
-/// The total weight of the unique path `path[..=depth]` once element `index` is
-/// taken off, without changing it.
+/// The total weight of the unique path `path[..=depth]` once element `index`, whose
+/// side the row takes (`one` 1), is taken off, without changing it.
 fn unwound_sum(path: &[PathElement], depth: usize, index: usize) -> f64 {
-    let (one, zero) = (path[index].one, path[index].zero);
+    let zero = path[index].zero;
     let mut total = 0.0;
-    if one != 0.0 {
-        let mut next = path[depth].weight;
-        for i in (0..depth).rev() {
-            let share = next * RECIPROCALS[i + 1];
-            total += share;
-            next = path[i].weight - share * zero * (depth - i) as f64;
-        }
-    } else {
-        for i in (0..depth).rev() {
-            total += path[i].weight * RECIPROCALS[depth - i];
-        }
-        total /= zero;
+    let mut next = path[depth].weight;
+    for i in (0..depth).rev() {
+        let share = next * RECIPROCALS[i + 1];
+        total += share;
+        next = path[i].weight - share * zero * (depth - i) as f64;
     }
     total * (depth + 1) as f64
+}
+
+/// The unwound sum of any element of `path[..=depth]` whose side the row does not
+/// take, times its `zero` and over `depth + 1`: the same for all of them.
+fn cold_unwound_sum(path: &[PathElement], depth: usize) -> f64 {
+    (0..depth).rev().fold(0.0, |total, i| {
+        total + path[i].weight * RECIPROCALS[depth - i]
+    })
 }
