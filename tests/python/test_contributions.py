@@ -286,3 +286,20 @@ def test_the_documented_example_runs():
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert runner.summarize(verbose=False).attempted > 0
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float64])
+def test_every_dtype_of_X_gives_the_values_of_its_float32_copy(dtype):
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 256, size=(150, N_FEATURES)).astype(dtype)
+    y = (X[:, :4].sum(axis=1) > 510).astype(int)
+    forest = ManifoldObliqueForestClassifier(**MORF, n_estimators=4, random_state=0)
+    forest.fit(X, y)
+    as_float = X.astype(np.float32)
+    np.testing.assert_array_equal(
+        forest.predict_contributions(X), forest.predict_contributions(as_float)
+    )
+    atoms = forest.predict_contributions(X, per_atom=True)
+    float_atoms = forest.predict_contributions(as_float, per_atom=True)
+    np.testing.assert_array_equal(atoms.sample, float_atoms.sample)
+    np.testing.assert_array_equal(atoms.values, float_atoms.values)
