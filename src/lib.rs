@@ -23,6 +23,7 @@ pub mod atoms;
 mod boost;
 mod data;
 mod error;
+pub mod explain;
 mod forest;
 mod isolation;
 // Public for the tests, examples and fuzz seeds that draw their data with it; no part
@@ -62,6 +63,7 @@ pub use boost::{
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};
+pub use explain::AtomContributions;
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use isolation::{

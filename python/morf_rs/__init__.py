@@ -33,6 +33,7 @@ from morf_rs._boosted_regressors import (
     ManifoldObliqueGradientBoostingRegressor,
     SparseObliqueGradientBoostingRegressor,
 )
+from morf_rs._contributions import AtomContributions
 from morf_rs._forest_classifiers import (
     ManifoldObliqueForestClassifier,
     RandomForestClassifier,
@@ -57,6 +58,7 @@ except _metadata.PackageNotFoundError:  # imported from a source tree, not insta
     __version__ = "unknown"
 
 __all__ = [
+    "AtomContributions",
     "BaseObliqueForest",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",

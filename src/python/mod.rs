@@ -96,6 +96,7 @@ macro_rules! with_view {
 }
 
 mod boost;
+mod explain;
 mod isolation;
 mod train;
 use train::train;
@@ -358,6 +359,29 @@ impl PyForest {
             }
             Ok(out)
         })
+    }
+
+    /// Per row, feature and output, TreeSHAP contributions over the split atoms
+    /// shared among their features, the expected value last: written into `out`,
+    /// shape (n_samples, (n_features + 1) * n_outputs).
+    fn contributions<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<f64>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guarded(|| explain::contributions(py, &self.forest, x, n_threads, out))
+    }
+
+    /// The exact per-atom contributions as a dict of arrays (explain::atom_contributions).
+    fn atom_contributions<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| explain::atom_contributions(py, &self.forest, x, n_threads))
     }
 
     /// Tree `index` as a dict of arrays indexed by node id; pooled windows are given
