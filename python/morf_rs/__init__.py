@@ -16,7 +16,9 @@ generates the papers' simulated experiments. :mod:`morf_rs.dask` (``pip install
 morf_rs[dask]``, imported on its own) scores dask arrays and dataframes and grows
 forests on a Dask cluster. :func:`save` and :func:`load` write and read a fitted
 estimator as a model file of data (no pickle), which ``python -m morf_rs predict``
-scores in batches.
+scores in batches. :class:`UnsupervisedRandomForest`,
+:class:`UnsupervisedSparseObliqueForest` and :class:`UnsupervisedManifoldObliqueForest`
+grow trees without labels, for the similarity of samples and clustering.
 """
 
 import importlib.metadata as _metadata
@@ -45,6 +47,11 @@ from morf_rs._forest_regressors import (
 )
 from morf_rs._inspect import TreeStructure
 from morf_rs._savefile import load, save
+from morf_rs._unsupervised_forests import (
+    UnsupervisedManifoldObliqueForest,
+    UnsupervisedRandomForest,
+    UnsupervisedSparseObliqueForest,
+)
 
 try:
     __version__ = _metadata.version("morf_rs")
@@ -66,6 +73,9 @@ __all__ = [
     "SparseObliqueGradientBoostingClassifier",
     "SparseObliqueGradientBoostingRegressor",
     "TreeStructure",
+    "UnsupervisedManifoldObliqueForest",
+    "UnsupervisedRandomForest",
+    "UnsupervisedSparseObliqueForest",
     "__version__",
     "datasets",
     "dictionary",
