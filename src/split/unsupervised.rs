@@ -112,11 +112,10 @@ impl FastBic {
     /// Variance floor relative to the node's variance.
     const RELATIVE_EPS: f64 = 1e-7;
 
-    /// `BIC_j(v)` of a side of weight `weight` in a node of weight `total`.
+    /// `BIC_j(v)` of a side of weight `weight` from `ln(n_j / N)` and `ln(2 pi v + eps)`.
     #[inline(always)]
-    fn side_bic(weight: f64, total: f64, variance: f64, eps: f64) -> f64 {
-        -2.0 * weight
-            * ((weight / total).ln() + 0.5 * (std::f64::consts::TAU * variance + eps).ln())
+    fn side_bic(weight: f64, log_share: f64, log_variance: f64) -> f64 {
+        -2.0 * weight * (log_share + 0.5 * log_variance)
     }
 
     /// The node's variance and the floor `eps` taken from it.
@@ -143,13 +142,21 @@ impl UnsupervisedCriterion for FastBic {
         let n = node.weight;
         let (variance, eps) = Self::variance_and_eps(node);
         let (wl, wr) = (left.weight, right.weight);
+        // Five logarithms per threshold: the sides' shares and the three variances.
+        let log_variance = |v: f64| (std::f64::consts::TAU * v + eps).ln();
+        let (share_left, share_right) = ((wl / n).ln(), (wr / n).ln());
+        let log_shared = log_variance(variance);
         let own = (
-            Self::side_bic(wl, n, left.squared_deviations() / wl, eps),
-            Self::side_bic(wr, n, right.squared_deviations() / wr, eps),
+            Self::side_bic(wl, share_left, log_variance(left.squared_deviations() / wl)),
+            Self::side_bic(
+                wr,
+                share_right,
+                log_variance(right.squared_deviations() / wr),
+            ),
         );
         let shared = (
-            Self::side_bic(wl, n, variance, eps),
-            Self::side_bic(wr, n, variance, eps),
+            Self::side_bic(wl, share_left, log_shared),
+            Self::side_bic(wr, share_right, log_shared),
         );
         let (bic_left, bic_right) = if own.0 - own.1 < shared.0 - shared.1 {
             own

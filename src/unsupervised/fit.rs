@@ -75,9 +75,17 @@ impl UnsupervisedForest {
             cancel: control.cancel_flag(),
             counter: TreeCounter::new(control, params.n_estimators),
         };
-        let trees = with_threads(params.n_threads, || match params.criterion {
-            ClusteringCriterion::TwoMeans => job.grow_trees(&TwoMeans, &rows),
-            ClusteringCriterion::FastBic => job.grow_trees(&FastBic, &rows),
+        // X of whole values in 0..=255 (images) is searched through a byte copy: the
+        // same projections from a quarter of the memory traffic of float32 rows.
+        let byte_valued = matches!(
+            rows.whole_values(),
+            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+        );
+        let trees = with_threads(params.n_threads, || match (params.criterion, byte_valued) {
+            (ClusteringCriterion::TwoMeans, false) => job.grow_trees(&TwoMeans, &rows),
+            (ClusteringCriterion::FastBic, false) => job.grow_trees(&FastBic, &rows),
+            (ClusteringCriterion::TwoMeans, true) => job.grow_trees(&TwoMeans, &rows.to_bytes()),
+            (ClusteringCriterion::FastBic, true) => job.grow_trees(&FastBic, &rows.to_bytes()),
         })?;
         let task = Task::Regression { n_outputs: 1 };
         Ok(UnsupervisedForest {
