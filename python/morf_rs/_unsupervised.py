@@ -36,6 +36,7 @@ from morf_rs._validation import (
     refuse_text,
     resolve_n_threads,
     validate_data,
+    validate_X_scoring,
 )
 
 __all__ = ["UnsupervisedForest"]
@@ -170,6 +171,12 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
 
     def _leaves(self, X, n_threads=None):
         check_is_fitted(self)
+        X = validate_X_scoring(self, X)
+        if X.dtype.kind == "f" and not np.isfinite(X).all():
+            raise ValueError(
+                "X holds NaN or infinity; unsupervised forests learn no side for "
+                "missing values, so impute them first."
+            )
         return self._score(
             X,
             lambda x, n, out: self._forest.apply(x, n, out),

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from morf_rs import (
     UnsupervisedManifoldObliqueForest,
@@ -176,3 +177,11 @@ def test_bad_input_is_refused_with_what_to_fix():
     forest = UnsupervisedRandomForest(n_estimators=5).fit(X)
     with pytest.raises(ValueError, match="features"):
         forest.similarity_matrix(X[:, :3])
+    for method in (forest.apply, forest.transform, forest.similarity_matrix):
+        with pytest.raises(ValueError, match="NaN"):
+            method(X_nan)
+
+
+@parametrize_with_checks([cls(n_estimators=20, min_samples_split=5) for cls in CLASSES])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
