@@ -32,7 +32,13 @@ pub use similarity::similarity_from_leaves;
 ///
 /// // Two groups of rows, around 0 and around 10.
 /// let x = Array2::from_shape_fn((20, 3), |(i, j)| (i / 10 * 10 + (i * 7 + j) % 3) as f32);
-/// let params = UnsupervisedParams { n_estimators: 20, ..UnsupervisedParams::default() };
+/// let params = UnsupervisedParams {
+///     n_estimators: 20,
+///     // Nodes of fewer samples stay leaves: trees grown down to single samples
+///     // would leave every row alike to no other.
+///     min_samples_split: 8,
+///     ..UnsupervisedParams::default()
+/// };
 /// let forest = UnsupervisedForest::fit(&params, x.view())?;
 /// let similarity = forest.similarity(x.view(), 1)?;
 /// // Rows of the same group share more leaves than rows of different groups.
