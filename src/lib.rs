@@ -34,6 +34,7 @@ mod runtime;
 mod scoring;
 mod split;
 mod tree;
+mod unsupervised;
 
 /// The internals `benches/kernels.rs` times (projection, split search), public only
 /// with the `bench-internals` feature: no part of the API.
@@ -73,4 +74,8 @@ pub use isolation::{
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
 pub use scoring::NO_NODE;
 pub use split::Criterion;
+pub use split::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 pub use tree::{HonestPrior, Leaves, Node, Task, Tree, TreeStats};
+pub use unsupervised::{
+    similarity_from_leaves, ClusteringCriterion, UnsupervisedForest, UnsupervisedParams,
+};

@@ -16,7 +16,9 @@ generates the papers' simulated experiments. :mod:`morf_rs.dask` (``pip install
 morf_rs[dask]``, imported on its own) scores dask arrays and dataframes and grows
 forests on a Dask cluster. :func:`save` and :func:`load` write and read a fitted
 estimator as a model file of data (no pickle), which ``python -m morf_rs predict``
-scores in batches.
+scores in batches. :class:`UnsupervisedRandomForest`,
+:class:`UnsupervisedSparseObliqueForest` and :class:`UnsupervisedManifoldObliqueForest`
+grow trees without labels, for the similarity of samples and clustering.
 """
 
 import importlib.metadata as _metadata
@@ -51,6 +53,11 @@ from morf_rs._isolation import (
     SparseObliqueIsolationForest,
 )
 from morf_rs._savefile import load, save
+from morf_rs._unsupervised_forests import (
+    UnsupervisedManifoldObliqueForest,
+    UnsupervisedRandomForest,
+    UnsupervisedSparseObliqueForest,
+)
 
 try:
     __version__ = _metadata.version("morf_rs")
@@ -76,6 +83,9 @@ __all__ = [
     "SparseObliqueGradientBoostingRegressor",
     "SparseObliqueIsolationForest",
     "TreeStructure",
+    "UnsupervisedManifoldObliqueForest",
+    "UnsupervisedRandomForest",
+    "UnsupervisedSparseObliqueForest",
     "__version__",
     "datasets",
     "dictionary",

@@ -14,6 +14,8 @@ __all__ = [
     "Forest",
     "IsolationForest",
     "_panic_in_engine",
+    "fit_unsupervised",
+    "similarity_matrix",
 ]
 
 # Version of the bytes written by Forest.to_bytes.
@@ -64,6 +66,16 @@ class _Params(TypedDict, total=False):
     honest_fraction: float
     honest_prior: Literal["ignore", "uniform", "empirical"]
     random_state: int
+
+def fit_unsupervised(
+    x: _Matrix,
+    criterion: Literal["twomeans", "fastbic"],
+    params: _Params,
+    n_threads: int,
+) -> Forest: ...
+def similarity_matrix(
+    leaves: npt.NDArray[np.int64], n_threads: int
+) -> npt.NDArray[np.float64]: ...
 
 @final
 class Forest:

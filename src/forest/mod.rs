@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::scoring::{Derived, ScoringTrees};
 use crate::tree::{Node, Task, Tree, TreeStats};
 
+pub(crate) use bag::{sampling_sizes, TreeSample};
 pub use format::FORMAT_VERSION;
 pub use oob::OutOfBag;
 pub use params::{ForestParams, MaxSamples, MAX_ESTIMATORS};

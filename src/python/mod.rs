@@ -99,6 +99,7 @@ mod boost;
 mod explain;
 mod isolation;
 mod train;
+mod unsupervised;
 use train::train;
 
 /// A trained forest.
@@ -519,6 +520,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<boost::PyBooster>()?;
     module.add_class::<isolation::PyIsolationForest>()?;
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
+    module.add_function(wrap_pyfunction!(unsupervised::fit_unsupervised, module)?)?;
+    module.add_function(wrap_pyfunction!(unsupervised::similarity_matrix, module)?)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
     module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;
     module.add("MAX_ESTIMATORS", crate::MAX_ESTIMATORS)?;
