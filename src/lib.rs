@@ -30,6 +30,7 @@ pub mod rng;
 mod runtime;
 mod scoring;
 mod split;
+pub mod stats;
 mod tree;
 
 /// The internals `benches/kernels.rs` times (projection, split search), public only
