@@ -21,7 +21,7 @@ scores in batches.
 
 import importlib.metadata as _metadata
 
-from morf_rs import datasets, dictionary
+from morf_rs import datasets, dictionary, stats
 from morf_rs._base import BaseObliqueForest
 from morf_rs._boosted_classifiers import (
     GradientBoostingClassifier,
@@ -71,6 +71,7 @@ __all__ = [
     "dictionary",
     "load",
     "save",
+    "stats",
 ]
 
 

@@ -96,6 +96,7 @@ macro_rules! with_view {
 }
 
 mod boost;
+mod stats;
 mod train;
 use train::train;
 
@@ -493,6 +494,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyForest>()?;
     module.add_class::<boost::PyBooster>()?;
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
+    stats::register(module)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
     module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;
     module.add("MAX_ESTIMATORS", crate::MAX_ESTIMATORS)?;
