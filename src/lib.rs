@@ -33,6 +33,7 @@ pub mod rng;
 mod runtime;
 mod scoring;
 mod split;
+pub mod stats;
 mod tree;
 mod unsupervised;
 

@@ -23,7 +23,7 @@ grow trees without labels, for the similarity of samples and clustering.
 
 import importlib.metadata as _metadata
 
-from morf_rs import datasets, dictionary
+from morf_rs import datasets, dictionary, stats
 from morf_rs._base import BaseObliqueForest
 from morf_rs._boosted_classifiers import (
     GradientBoostingClassifier,
@@ -91,6 +91,7 @@ __all__ = [
     "dictionary",
     "load",
     "save",
+    "stats",
 ]
 
 

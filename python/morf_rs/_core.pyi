@@ -16,6 +16,9 @@ __all__ = [
     "_panic_in_engine",
     "fit_unsupervised",
     "similarity_matrix",
+    "coleman_test",
+    "oob_tree_posteriors",
+    "score_metric",
 ]
 
 # Version of the bytes written by Forest.to_bytes.
@@ -278,3 +281,21 @@ class IsolationForest:
     def max_samples(self) -> int: ...
     @property
     def n_estimators(self) -> int: ...
+
+_Truth = npt.NDArray[np.uint32] | npt.NDArray[np.float64]
+
+def oob_tree_posteriors(
+    forest: Forest, x: _Matrix, params: _Params, first_tree: int, n_threads: int
+) -> npt.NDArray[np.float64]: ...
+def score_metric(
+    metric: str, y: _Truth, posteriors: npt.NDArray[np.float64]
+) -> float: ...
+def coleman_test(
+    y: _Truth,
+    original: npt.NDArray[np.float64],
+    permuted: npt.NDArray[np.float64],
+    metric: str,
+    n_repeats: int,
+    seed: int,
+    n_threads: int,
+) -> tuple[float, float, npt.NDArray[np.float64]]: ...

@@ -98,6 +98,7 @@ macro_rules! with_view {
 mod boost;
 mod explain;
 mod isolation;
+mod stats;
 mod train;
 mod unsupervised;
 use train::train;
@@ -522,6 +523,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
     module.add_function(wrap_pyfunction!(unsupervised::fit_unsupervised, module)?)?;
     module.add_function(wrap_pyfunction!(unsupervised::similarity_matrix, module)?)?;
+    stats::register(module)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
     module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;
     module.add("MAX_ESTIMATORS", crate::MAX_ESTIMATORS)?;

@@ -130,6 +130,7 @@ OPTIONAL_MODULES = {
     "datasets": (),
     "dask": ("dask", "distributed"),
     "onnx": ("onnx",),
+    "stats": (),
 }
 
 
