@@ -75,7 +75,7 @@ class UnsupervisedRandomForest(AxisAtoms, UnsupervisedForest):
         Cluster of each training sample (see :meth:`fit_predict`).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
 
     Examples
@@ -181,7 +181,7 @@ class UnsupervisedSparseObliqueForest(ObliqueAtoms, UnsupervisedForest):
         Cluster of each training sample (see :meth:`fit_predict`).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
 
     Examples
@@ -300,7 +300,7 @@ class UnsupervisedManifoldObliqueForest(PatchAtoms, UnsupervisedForest):
         Cluster of each training sample (see :meth:`fit_predict`).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
     image_shape_ : tuple of int
         The resolved image shape.
