@@ -23,6 +23,7 @@ pub mod atoms;
 mod boost;
 mod data;
 mod error;
+pub mod explain;
 mod forest;
 mod isolation;
 // Public for the tests, examples and fuzz seeds that draw their data with it; no part
@@ -32,7 +33,9 @@ pub mod rng;
 mod runtime;
 mod scoring;
 mod split;
+pub mod stats;
 mod tree;
+mod unsupervised;
 
 /// The internals `benches/kernels.rs` times (projection, split search), public only
 /// with the `bench-internals` feature: no part of the API.
@@ -62,6 +65,7 @@ pub use boost::{
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};
+pub use explain::AtomContributions;
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use isolation::{
@@ -71,4 +75,8 @@ pub use isolation::{
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
 pub use scoring::NO_NODE;
 pub use split::Criterion;
+pub use split::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 pub use tree::{HonestPrior, Leaves, Node, Task, Tree, TreeStats};
+pub use unsupervised::{
+    similarity_from_leaves, ClusteringCriterion, UnsupervisedForest, UnsupervisedParams,
+};

@@ -16,12 +16,14 @@ generates the papers' simulated experiments. :mod:`morf_rs.dask` (``pip install
 morf_rs[dask]``, imported on its own) scores dask arrays and dataframes and grows
 forests on a Dask cluster. :func:`save` and :func:`load` write and read a fitted
 estimator as a model file of data (no pickle), which ``python -m morf_rs predict``
-scores in batches.
+scores in batches. :class:`UnsupervisedRandomForest`,
+:class:`UnsupervisedSparseObliqueForest` and :class:`UnsupervisedManifoldObliqueForest`
+grow trees without labels, for the similarity of samples and clustering.
 """
 
 import importlib.metadata as _metadata
 
-from morf_rs import datasets, dictionary
+from morf_rs import datasets, dictionary, stats
 from morf_rs._base import BaseObliqueForest
 from morf_rs._boosted_classifiers import (
     GradientBoostingClassifier,
@@ -33,6 +35,7 @@ from morf_rs._boosted_regressors import (
     ManifoldObliqueGradientBoostingRegressor,
     SparseObliqueGradientBoostingRegressor,
 )
+from morf_rs._contributions import AtomContributions
 from morf_rs._forest_classifiers import (
     ManifoldObliqueForestClassifier,
     RandomForestClassifier,
@@ -50,6 +53,11 @@ from morf_rs._isolation import (
     SparseObliqueIsolationForest,
 )
 from morf_rs._savefile import load, save
+from morf_rs._unsupervised_forests import (
+    UnsupervisedManifoldObliqueForest,
+    UnsupervisedRandomForest,
+    UnsupervisedSparseObliqueForest,
+)
 
 try:
     __version__ = _metadata.version("morf_rs")
@@ -57,6 +65,7 @@ except _metadata.PackageNotFoundError:  # imported from a source tree, not insta
     __version__ = "unknown"
 
 __all__ = [
+    "AtomContributions",
     "BaseObliqueForest",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
@@ -74,11 +83,15 @@ __all__ = [
     "SparseObliqueGradientBoostingRegressor",
     "SparseObliqueIsolationForest",
     "TreeStructure",
+    "UnsupervisedManifoldObliqueForest",
+    "UnsupervisedRandomForest",
+    "UnsupervisedSparseObliqueForest",
     "__version__",
     "datasets",
     "dictionary",
     "load",
     "save",
+    "stats",
 ]
 
 

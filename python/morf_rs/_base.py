@@ -28,6 +28,7 @@ from morf_rs._constraints import (
     SamplesCountOrFraction,
     Verbose,
 )
+from morf_rs._contributions import ExplainContributions
 from morf_rs._core import MAX_ESTIMATORS, Forest
 from morf_rs._estimator import BaseTreeEnsemble
 from morf_rs._inspect import InspectTrees
@@ -54,7 +55,7 @@ _ENGINE_PARAMS = (
 )
 
 
-class BaseObliqueForest(InspectTrees, BaseTreeEnsemble):
+class BaseObliqueForest(ExplainContributions, InspectTrees, BaseTreeEnsemble):
     """Shared fit/apply machinery of every forest; not meant to be used directly.
 
     Subclasses choose an atom family (``_atoms``, ``_atom_params``) and a task

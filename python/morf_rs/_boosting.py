@@ -30,6 +30,7 @@ from morf_rs._constraints import (
     Real,
     Verbose,
 )
+from morf_rs._contributions import ExplainContributions
 from morf_rs._core import MAX_ESTIMATORS, Booster
 from morf_rs._estimator import BaseTreeEnsemble, class_weighted
 from morf_rs._inspect import InspectTrees
@@ -56,7 +57,7 @@ _ENGINE_PARAMS = (
 )
 
 
-class BaseGradientBoosting(InspectTrees, BaseTreeEnsemble):
+class BaseGradientBoosting(ExplainContributions, InspectTrees, BaseTreeEnsemble):
     """Shared fit, staged prediction and persistence; not meant to be used directly.
 
     Subclasses choose an atom family (``_atoms``, ``_atom_params``) and a task
@@ -227,6 +228,10 @@ class BaseGradientBoosting(InspectTrees, BaseTreeEnsemble):
 
     def _n_trees(self):
         return self._booster.n_rounds * self._booster.n_outputs
+
+    def _n_contribution_outputs(self):
+        # Classes, two for a binary model (its one raw score in output 1), or 1.
+        return max(self._booster.n_classes, 1)
 
     def apply(self, X):
         """The leaf each sample reaches in every tree, as scikit-learn's

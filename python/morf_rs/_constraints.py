@@ -197,6 +197,22 @@ class SamplesCountOrFraction(Constraint):
 
 
 @dataclass(frozen=True)
+class SamplesCountFractionOrRoot(SamplesCountOrFraction):
+    """As :class:`SamplesCountOrFraction`, or "sqrt" or "log2" of n_features (at
+    least ``minimum``): treeple's min_samples_split of unsupervised trees, which
+    would otherwise isolate every sample in a leaf of its own."""
+
+    def check(self, name, value, context):
+        if isinstance(value, str):
+            check_choice(name, value, ("sqrt", "log2"))
+            n_features = context["n_features"]
+            if value == "sqrt":
+                return max(self.minimum, math.isqrt(n_features))
+            return max(self.minimum, int(math.log2(n_features)))
+        return super().check(name, value, context)
+
+
+@dataclass(frozen=True)
 class MaxFeatures(Constraint):
     """Candidate atoms per split: "sqrt", "log2", None, a count or a fraction of
     n_features; past n_features only for families with more atoms than features

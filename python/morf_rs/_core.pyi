@@ -14,6 +14,11 @@ __all__ = [
     "Forest",
     "IsolationForest",
     "_panic_in_engine",
+    "fit_unsupervised",
+    "similarity_matrix",
+    "coleman_test",
+    "oob_tree_posteriors",
+    "score_metric",
 ]
 
 # Version of the bytes written by Forest.to_bytes.
@@ -64,6 +69,16 @@ class _Params(TypedDict, total=False):
     honest_fraction: float
     honest_prior: Literal["ignore", "uniform", "empirical"]
     random_state: int
+
+def fit_unsupervised(
+    x: _Matrix,
+    criterion: Literal["twomeans", "fastbic"],
+    params: _Params,
+    n_threads: int,
+) -> Forest: ...
+def similarity_matrix(
+    leaves: npt.NDArray[np.int64], n_threads: int
+) -> npt.NDArray[np.float64]: ...
 
 @final
 class Forest:
@@ -122,6 +137,12 @@ class Forest:
     ) -> npt.NDArray[np.uint32]: ...
     def tree_arrays(
         self, index: int, n_axes: int
+    ) -> dict[str, npt.NDArray[np.generic]]: ...
+    def contributions(
+        self, x: _Matrix, n_threads: int, out: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]: ...
+    def atom_contributions(
+        self, x: _Matrix, n_threads: int
     ) -> dict[str, npt.NDArray[np.generic]]: ...
     def split_count_importances(self) -> npt.NDArray[np.float64]: ...
     def impurity_importances(self) -> npt.NDArray[np.float64]: ...
@@ -198,6 +219,12 @@ class Booster:
     def tree_arrays(
         self, index: int, n_axes: int
     ) -> dict[str, npt.NDArray[np.generic]]: ...
+    def contributions(
+        self, x: _Matrix, n_threads: int, out: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]: ...
+    def atom_contributions(
+        self, x: _Matrix, n_threads: int
+    ) -> dict[str, npt.NDArray[np.generic]]: ...
     def split_count_importances(self) -> npt.NDArray[np.float64]: ...
     def gain_importances(self) -> npt.NDArray[np.float64]: ...
     def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
@@ -254,3 +281,21 @@ class IsolationForest:
     def max_samples(self) -> int: ...
     @property
     def n_estimators(self) -> int: ...
+
+_Truth = npt.NDArray[np.uint32] | npt.NDArray[np.float64]
+
+def oob_tree_posteriors(
+    forest: Forest, x: _Matrix, params: _Params, first_tree: int, n_threads: int
+) -> npt.NDArray[np.float64]: ...
+def score_metric(
+    metric: str, y: _Truth, posteriors: npt.NDArray[np.float64]
+) -> float: ...
+def coleman_test(
+    y: _Truth,
+    original: npt.NDArray[np.float64],
+    permuted: npt.NDArray[np.float64],
+    metric: str,
+    n_repeats: int,
+    seed: int,
+    n_threads: int,
+) -> tuple[float, float, npt.NDArray[np.float64]]: ...

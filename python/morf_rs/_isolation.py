@@ -267,7 +267,7 @@ _ATTRIBUTES = """Attributes
         ``decision_function = score_samples - offset_``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
     tree_stats_ : dict of ndarray
         Per-tree max depth, number of leaves, number of nodes, mean leaf depth."""

@@ -31,8 +31,8 @@ const MAX_EDGES: usize = 255;
 /// Samples whose projections set the bin edges: enough for 32 per bin on average.
 const EDGE_SAMPLE: usize = 8192;
 
-/// Atoms binned by one parallel task, each task reading every sample once.
-const ATOMS_PER_TASK: usize = 16;
+/// The fewest atoms binned by one parallel task, each task reading every sample once.
+const MIN_ATOMS_PER_TASK: usize = 16;
 
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
@@ -94,16 +94,22 @@ impl BinnedAtoms {
             edge_sample.sort_unstable(); // rows in order read memory forwards
         }
         let atoms = &self.atoms;
+        // As few tasks as threads: a task projecting more atoms shares each row read
+        // among more terms (NodeProjector's column path), and the projections, so the
+        // model, do not depend on how atoms are grouped.
+        let atoms_per_task = n_atoms
+            .div_ceil(rayon::current_num_threads())
+            .max(MIN_ATOMS_PER_TASK);
         self.edges
-            .par_chunks_mut(ATOMS_PER_TASK * MAX_EDGES)
-            .zip(self.n_bins.par_chunks_mut(ATOMS_PER_TASK))
-            .zip(self.bins.par_chunks_mut(ATOMS_PER_TASK * m.max(1)))
+            .par_chunks_mut(atoms_per_task * MAX_EDGES)
+            .zip(self.n_bins.par_chunks_mut(atoms_per_task))
+            .zip(self.bins.par_chunks_mut(atoms_per_task * m.max(1)))
             .enumerate()
             .for_each(|(task, ((edges, n_bins), bins))| {
-                let first = task * ATOMS_PER_TASK;
+                let first = task * atoms_per_task;
                 let mut group = AtomSet::default();
                 group.clear();
-                for a in first..(first + ATOMS_PER_TASK).min(n_atoms) {
+                for a in first..(first + atoms_per_task).min(n_atoms) {
                     group.push(atoms.get(a));
                 }
                 let mut projector = NodeProjector::default();

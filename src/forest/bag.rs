@@ -2,9 +2,59 @@
 //! for honest trees, its estimation rows. They come from tree `t`'s own row stream, so
 //! fit, out-of-bag scoring and users all see the same sample of a tree.
 
+use std::ops::Range;
+
+use rayon::prelude::*;
+
 use super::params::{ForestParams, MaxSamples};
 use crate::error::{invalid, Result};
 use crate::rng::Rng;
+
+/// Bits per word of the in-bag masks.
+const BITS: usize = u64::BITS as usize;
+
+/// Which rows each of a range of trees holds (drew or, honest, filled its leaves
+/// with), one bit per row and tree.
+pub(crate) struct InBag {
+    words: usize,
+    masks: Vec<u64>,
+}
+
+impl InBag {
+    /// The samples of trees `trees` of the forest `params` grow on `n_samples` rows,
+    /// `n_estimation` of them set aside per tree (from [`sampling_sizes`]), drawn on
+    /// `threads` threads of the current rayon pool.
+    pub(crate) fn new(
+        params: &ForestParams,
+        n_samples: usize,
+        n_estimation: usize,
+        trees: Range<usize>,
+        threads: usize,
+    ) -> InBag {
+        let words = n_samples.div_ceil(BITS);
+        let mut masks = vec![0u64; trees.len() * words];
+        let first = trees.start;
+        let mark = |(t, mask): (usize, &mut [u64])| {
+            let sample = TreeSample::draw(params, n_samples, n_estimation, first + t);
+            let drawn = (0..n_samples as u32).filter(|&row| sample.draws[row as usize] > 0);
+            for row in drawn.chain(sample.estimation.iter().copied()) {
+                mask[row as usize / BITS] |= 1 << (row as usize % BITS);
+            }
+        };
+        if threads == 1 || words == 0 {
+            masks.chunks_mut(words.max(1)).enumerate().for_each(mark);
+        } else {
+            masks.par_chunks_mut(words).enumerate().for_each(mark);
+        }
+        InBag { words, masks }
+    }
+
+    /// Whether the `tree`-th tree of the range holds row `row`.
+    #[inline]
+    pub(crate) fn holds(&self, tree: usize, row: usize) -> bool {
+        self.masks[tree * self.words + row / BITS] >> (row % BITS) & 1 == 1
+    }
+}
 
 /// The rows tree `t` learns from.
 pub(crate) struct TreeSample {

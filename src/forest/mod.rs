@@ -1,7 +1,7 @@
 //! The forest: trees trained in parallel ([`fit`](Forest::fit)), averaged posteriors
 //! (scoring), importances and saving, one file each.
 
-mod bag;
+pub(crate) mod bag;
 pub(crate) mod fit;
 pub(crate) mod format;
 mod importance;
@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::scoring::{Derived, ScoringTrees};
 use crate::tree::{Node, Task, Tree, TreeStats};
 
+pub(crate) use bag::{sampling_sizes, TreeSample};
 pub use format::FORMAT_VERSION;
 pub use oob::OutOfBag;
 pub use params::{ForestParams, MaxSamples, MAX_ESTIMATORS};
@@ -67,7 +68,7 @@ pub struct Forest {
 }
 
 /// The slot of a leaf that casts no vote (an honest leaf no sample filled).
-const NO_VOTE: u32 = u32::MAX;
+pub(crate) const NO_VOTE: u32 = u32::MAX;
 
 impl Forest {
     /// A forest of `trees`, for `n_features` features and `task`.
@@ -82,7 +83,7 @@ impl Forest {
 
     /// The trees laid out for scoring, each leaf's slot the offset of its values in
     /// its tree's leaves ([`NO_VOTE`] for a leaf that casts none); built on first use.
-    fn scoring_layout(&self) -> &ScoringTrees {
+    pub(crate) fn scoring_layout(&self) -> &ScoringTrees {
         self.scoring.get_or_init(|| {
             ScoringTrees::new(&self.trees, self.n_features, |t, id| {
                 match self.trees[t].nodes()[id] {
@@ -96,7 +97,7 @@ impl Forest {
     }
 
     /// Most rows to score together.
-    fn chunk_rows(&self) -> usize {
+    pub(crate) fn chunk_rows(&self) -> usize {
         self.scoring_layout().chunk_rows()
     }
 

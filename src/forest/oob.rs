@@ -1,9 +1,8 @@
 //! Out-of-bag estimates: each training row scored by the trees that never saw it.
 
 use ndarray::{Array2, ArrayView2};
-use rayon::prelude::*;
 
-use super::bag::{sampling_sizes, TreeSample};
+use super::bag::{sampling_sizes, InBag};
 use super::params::ForestParams;
 use super::Forest;
 use crate::data::Feature;
@@ -11,9 +10,6 @@ use crate::error::{invalid, MorfError, Result};
 use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, score_row_chunks};
 use crate::runtime::workers::Workers;
-
-/// Bits per word of the in-bag masks.
-const BITS: usize = u64::BITS as usize;
 
 /// What the trees that never saw a training row predict for it.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +71,6 @@ impl Forest {
         let n_samples = x.nrows();
         let n_estimation = sampling_sizes(params, n_samples)?;
         let width = self.task.width();
-        let words = n_samples.div_ceil(BITS);
         // Column `width` of each row counts its votes.
         let mut out = new_output(n_samples, width + 1, "the out-of-bag predictions")?;
         let flat = out
@@ -83,19 +78,8 @@ impl Forest {
             .expect("a new array is in standard layout");
         let workers = Workers::for_rows(n_threads, n_samples)?;
         workers.install(|threads| {
-            let mut in_bag = vec![0u64; self.trees.len() * words];
-            let mark = |(t, mask): (usize, &mut [u64])| {
-                let sample = TreeSample::draw(params, n_samples, n_estimation, t);
-                let drawn = (0..n_samples as u32).filter(|&row| sample.draws[row as usize] > 0);
-                for row in drawn.chain(sample.estimation.iter().copied()) {
-                    mask[row as usize / BITS] |= 1 << (row as usize % BITS);
-                }
-            };
-            if threads == 1 {
-                in_bag.chunks_mut(words).enumerate().for_each(mark);
-            } else {
-                in_bag.par_chunks_mut(words).enumerate().for_each(mark);
-            }
+            let trees = 0..self.trees.len();
+            let in_bag = InBag::new(params, n_samples, n_estimation, trees, threads);
             let never = &NEVER_CANCELLED;
             score_row_chunks(
                 self.n_features,
@@ -107,10 +91,7 @@ impl Forest {
                 never,
                 |first, rows, out| {
                     let mut sums = vec![0.0; rows.n_samples * width];
-                    let seen = |t: usize, row: usize| {
-                        let row = first + row;
-                        in_bag[t * words + row / BITS] >> (row % BITS) & 1 == 1
-                    };
+                    let seen = |t: usize, row: usize| in_bag.holds(t, first + row);
                     let votes = self.sum_leaves(rows, &mut sums, never, seen);
                     for ((row_out, row_sums), &count) in out
                         .chunks_exact_mut(width + 1)

@@ -268,6 +268,30 @@ impl PyBooster {
         })
     }
 
+    /// Per row, feature and output, TreeSHAP contributions to the raw scores over the
+    /// split atoms shared among their features, the expected value last: written into
+    /// `out`, shape (n_samples, (n_features + 1) * n_outputs), n_outputs 2 for two
+    /// classes (the raw score in output 1).
+    fn contributions<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<f64>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guarded(|| super::explain::contributions(py, &self.model, x, n_threads, out))
+    }
+
+    /// The exact per-atom contributions as a dict of arrays.
+    fn atom_contributions<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| super::explain::atom_contributions(py, &self.model, x, n_threads))
+    }
+
     /// Normalised counts of features in split atoms.
     fn split_count_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         guarded(|| {

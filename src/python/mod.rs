@@ -96,8 +96,11 @@ macro_rules! with_view {
 }
 
 mod boost;
+mod explain;
 mod isolation;
+mod stats;
 mod train;
+mod unsupervised;
 use train::train;
 
 /// A trained forest.
@@ -360,6 +363,29 @@ impl PyForest {
         })
     }
 
+    /// Per row, feature and output, TreeSHAP contributions over the split atoms
+    /// shared among their features, the expected value last: written into `out`,
+    /// shape (n_samples, (n_features + 1) * n_outputs).
+    fn contributions<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<f64>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guarded(|| explain::contributions(py, &self.forest, x, n_threads, out))
+    }
+
+    /// The exact per-atom contributions as a dict of arrays (explain::atom_contributions).
+    fn atom_contributions<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| explain::atom_contributions(py, &self.forest, x, n_threads))
+    }
+
     /// Tree `index` as a dict of arrays indexed by node id; pooled windows are given
     /// over the last `n_axes` image axes.
     fn tree_arrays<'py>(
@@ -495,6 +521,9 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<boost::PyBooster>()?;
     module.add_class::<isolation::PyIsolationForest>()?;
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
+    module.add_function(wrap_pyfunction!(unsupervised::fit_unsupervised, module)?)?;
+    module.add_function(wrap_pyfunction!(unsupervised::similarity_matrix, module)?)?;
+    stats::register(module)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
     module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;
     module.add("MAX_ESTIMATORS", crate::MAX_ESTIMATORS)?;

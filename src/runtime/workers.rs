@@ -29,6 +29,15 @@ impl Workers {
             .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))
     }
 
+    /// As [`for_rows`](Self::for_rows), for work so costly per row (contributions)
+    /// that a pool pays for itself from two rows on.
+    pub(crate) fn for_costly_rows(n_threads: usize, n_rows: usize) -> Result<Workers> {
+        if n_threads == 1 || n_rows <= 1 {
+            return Ok(Workers::Caller);
+        }
+        Self::for_rows(n_threads, usize::MAX)
+    }
+
     /// Runs `job` on these threads, telling it how many there are.
     pub(crate) fn install<R: Send>(&self, job: impl FnOnce(usize) -> R + Send) -> R {
         match self {

@@ -1,12 +1,14 @@
 //! Split search: project a node's samples onto each candidate atom, order the values
 //! (sort them, or count whole values that take few distinct values), and scan for the
-//! threshold with the largest decrease of a [`SplitCriterion`].
+//! threshold with the largest decrease of a [`SplitCriterion`], or, without labels, of
+//! an [`UnsupervisedCriterion`] of the projected values themselves.
 
 mod criterion;
 mod projection;
 mod scan;
 mod search;
 mod sort;
+mod unsupervised;
 
 pub use criterion::{
     Criterion, Entropy, Float, Gini, GradientHessian, LocalSamples, NodeTargets, Poisson,
@@ -16,3 +18,6 @@ pub use projection::{key_value, sort_key, NodeProjector};
 pub(crate) use scan::midpoint;
 pub use search::{best_split, SplitRule, SplitScratch};
 pub use sort::sort_by_value;
+pub use unsupervised::{
+    best_unsupervised_split, FastBic, Moments, TwoMeans, UnsupervisedCriterion, UnsupervisedScratch,
+};

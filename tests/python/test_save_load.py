@@ -43,6 +43,8 @@ def _fitted(cls, **params):
 
 
 def _scores(model, X):
+    if not hasattr(model, "predict"):  # unsupervised forests
+        return model.apply(X), model.labels_
     if hasattr(model, "predict_proba"):
         return model.predict_proba(X), model.predict(X)
     return (model.predict(X),)

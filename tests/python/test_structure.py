@@ -29,7 +29,7 @@ def parameters(cls):
 
 
 def test_every_model_type_and_task_is_covered():
-    assert len(PUBLIC_ESTIMATORS) == 15
+    assert len(PUBLIC_ESTIMATORS) == 18
 
 
 def test_constructor_is_written_out_typed_and_keyword_only(public_estimator):

@@ -1,0 +1,122 @@
+"""CPU time of single-threaded fits, builds against a baseline, taking turns.
+
+    python benches/fit_speed.py --build main=/tmp/main_pkg --build new=python
+
+Each ``--build LABEL=FOLDER`` names a folder holding a ``morf_rs`` package (its
+``_core`` extension built from the code to compare); the first is the baseline. Each
+turn runs every workload of benches/profile_fit.py once per build, each fit in a fresh
+process, and takes the CPU time of the fit alone (``time.process_time`` around ``fit``,
+in that process); the best of ``--turns`` turns is kept, so that a busy spell of a
+shared machine falls on every build alike. Every build must give the same saved models
+and the same ``predict_proba`` bit for bit: the run stops with an error otherwise.
+Writes benches/results/fit_speed.{csv,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness import best_in_turns, machine, write_csv, write_markdown
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+# (label, arguments of profile_fit.py)
+WORKLOADS = {
+    "booster": ("(a) booster, Fashion-MNIST 20,000 x 20 rounds", ["booster"]),
+    "forest": ("(b) MORF forest, Fashion-MNIST 10,000, 100 trees", ["forest"]),
+    "seeds": ("(c) MORF forest, 4 seed experiments n = 1,000, 100 trees", ["seeds"]),
+}
+
+
+class ChildClock:
+    """A clock that advances by the CPU time each child process reports for its fit,
+    so that ``best_in_turns`` keeps the best fit time rather than process wall time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def run_fit(
+    package: Path, arguments: list[str], clock: ChildClock, digests: set[str]
+) -> None:
+    environment = dict(os.environ, PYTHONPATH=str(package.resolve()))
+    result = subprocess.run(
+        [sys.executable, str(HERE / "profile_fit.py"), *arguments],
+        env=environment,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    clock.now += report["cpu_s"]
+    digests.add(report["digest"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", action="append", required=True, help="LABEL=FOLDER")
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    args = parser.parse_args()
+    builds = dict(build.split("=", 1) for build in args.build)
+    baseline = next(iter(builds))
+
+    rows = []
+    for name in args.workloads:
+        label, arguments = WORKLOADS[name]
+        clock = ChildClock()
+        digests: set[str] = set()
+        calls = {
+            build: functools.partial(run_fit, Path(package), arguments, clock, digests)
+            for build, package in builds.items()
+        }
+        best = best_in_turns(calls, args.turns, clock=clock)
+        if len(digests) != 1:
+            raise SystemExit(f"{name}: the builds made {len(digests)} different models")
+        for build in builds:
+            if build == baseline:
+                continue
+            row = {
+                "workload": label,
+                "build": build,
+                "baseline": baseline,
+                "baseline_cpu_s": best[baseline],
+                "build_cpu_s": best[build],
+                "speedup": best[baseline] / best[build],
+                "same_models": True,
+                "turns": args.turns,
+            }
+            print(row, flush=True)
+            rows.append(row)
+
+    about = {
+        **machine(("numpy", "sklearn")),
+        "timing": "shared machine, CPU time (time.process_time of each fit, n_jobs=1, "
+        f"best of {args.turns} turns, builds alternating)",
+    }
+    write_csv(RESULTS / "fit_speed.csv", rows)
+    write_markdown(
+        RESULTS / "fit_speed.md",
+        "Fit speed: CPU time of single-threaded fits against main's build",
+        rows,
+        about,
+        notes=(
+            "same_models: every build saved the same models and predicted the same "
+            "probabilities bit for bit (sha256 of the pickles and of predict_proba). "
+            "Workloads and profiles: benches/profile_fit.py, benches/profiles.md."
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+//! The contributions of rows, computed in parallel: every tree's TreeSHAP values of
+//! each row, shared among features or kept per atom.
+
+use std::sync::atomic::AtomicBool;
+
+use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2};
+
+use super::players::ExplainedTree;
+use super::share::feature_shares;
+use super::treeshap::{tree_shap, Scratch};
+use super::AtomContributions;
+use crate::data::Feature;
+use crate::error::{invalid, Result};
+use crate::runtime::control::is_cancelled;
+use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
+use crate::runtime::workers::Workers;
+
+/// Deepest tree whose contributions are computed: TreeSHAP walks a tree recursively,
+/// and its path buffers grow with the square of the depth.
+pub const MAX_EXPLAINED_DEPTH: usize = 1024;
+
+/// Rows explained together: explaining one row takes as long as scoring thousands,
+/// so chunks are small and threads share even a few rows.
+const EXPLAIN_CHUNK: usize = 16;
+
+/// A model's trees prepared for TreeSHAP, with what they add up to.
+pub(crate) struct Explainer<'m> {
+    n_features: usize,
+    /// The model's outputs: classes, regression outputs, or 1.
+    width: usize,
+    trees: Vec<ExplainedTree<'m>>,
+    /// What the model predicts knowing nothing of a row, per output.
+    expected: Vec<f64>,
+}
+
+/// One thread's buffers.
+#[derive(Default)]
+struct RowScratch {
+    shap: Scratch,
+    phi: Vec<f64>,
+    shares: Vec<(u32, f64)>,
+}
+
+/// One row's per-atom contributions: (tree, node) per entry, and their values.
+#[derive(Default)]
+struct RowAtoms {
+    atoms: Vec<(u32, u32)>,
+    values: Vec<f64>,
+}
+
+impl<'m> Explainer<'m> {
+    /// The explainer of a model of `n_features` features and `width` outputs whose
+    /// prediction is `base` plus the sum of what `trees` add.
+    pub(crate) fn new(
+        n_features: usize,
+        width: usize,
+        base: Vec<f64>,
+        trees: Vec<ExplainedTree<'m>>,
+    ) -> Result<Explainer<'m>> {
+        let mut expected = base;
+        for tree in &trees {
+            let depth = tree.tree.stats().max_depth;
+            if depth > MAX_EXPLAINED_DEPTH {
+                return Err(invalid(
+                    "max_depth",
+                    format!(
+                        "contributions are computed for trees of depth at most \
+                         {MAX_EXPLAINED_DEPTH}; this model has a tree of depth {depth}: \
+                         train it with a smaller max_depth"
+                    ),
+                ));
+            }
+            let values = tree.expected_value();
+            for (e, v) in expected[tree.column..].iter_mut().zip(values) {
+                *e += v;
+            }
+        }
+        Ok(Explainer {
+            n_features,
+            width,
+            trees,
+            expected,
+        })
+    }
+
+    /// Per row, feature and output, the contributions; the last slot along axis 1 is
+    /// the expected value. Shape (samples, features + 1, outputs).
+    pub(crate) fn contributions<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Array3<f64>> {
+        let columns = self.contribution_columns()?;
+        let mut out = new_output(x.nrows(), columns, "the contributions")?;
+        self.contributions_into(x, out.view_mut(), n_threads, cancel)?;
+        let shape = (x.nrows(), self.n_features + 1, self.width);
+        Ok(out
+            .into_shape_with_order(shape)
+            .expect("one value per row, feature and output"))
+    }
+
+    /// [`contributions`](Self::contributions) written into `out`, a row-major array of
+    /// shape (samples, (features + 1) * outputs).
+    pub(crate) fn contributions_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let columns = self.contribution_columns()?;
+        let what = "feature and output (and the expected value)";
+        let out = output_rows(out, x.nrows(), columns, what)?;
+        let workers = Workers::for_costly_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            score_row_chunks(
+                self.n_features,
+                x,
+                out,
+                columns,
+                EXPLAIN_CHUNK,
+                threads,
+                cancel,
+                |_, rows, out| {
+                    let mut scratch = RowScratch::default();
+                    for (r, row_out) in out.chunks_exact_mut(columns).enumerate() {
+                        if is_cancelled(cancel) {
+                            return;
+                        }
+                        self.row_contributions(rows.row(r), row_out, &mut scratch);
+                    }
+                },
+            )
+        })
+    }
+
+    /// The exact per-atom contributions of every row of `x`.
+    pub(crate) fn atom_contributions<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<AtomContributions> {
+        let mut per_row: Vec<RowAtoms> = Vec::new();
+        per_row
+            .try_reserve_exact(x.nrows())
+            .map_err(|_| crate::MorfError::OutOfMemory {
+                what: "the atom contributions",
+                bytes: x.nrows() as u128 * std::mem::size_of::<RowAtoms>() as u128,
+            })?;
+        per_row.resize_with(x.nrows(), RowAtoms::default);
+        let workers = Workers::for_costly_rows(n_threads, x.nrows())?;
+        workers.install(|threads| {
+            score_row_chunks(
+                self.n_features,
+                x,
+                &mut per_row,
+                1,
+                EXPLAIN_CHUNK,
+                threads,
+                cancel,
+                |_, rows, out| {
+                    let mut scratch = RowScratch::default();
+                    for (r, row_out) in out.iter_mut().enumerate() {
+                        if is_cancelled(cancel) {
+                            return;
+                        }
+                        self.row_atoms(rows.row(r), row_out, &mut scratch);
+                    }
+                },
+            )
+        })?;
+        let n_entries = per_row.iter().map(|row| row.atoms.len()).sum();
+        let mut result = AtomContributions {
+            sample: Vec::with_capacity(n_entries),
+            tree: Vec::with_capacity(n_entries),
+            node: Vec::with_capacity(n_entries),
+            values: Array2::zeros((0, 0)),
+            expected_value: self.expected.clone(),
+        };
+        let mut values = Vec::with_capacity(n_entries * self.width);
+        for (sample, row) in per_row.into_iter().enumerate() {
+            for (tree, node) in row.atoms {
+                result.sample.push(sample as u32);
+                result.tree.push(tree);
+                result.node.push(node);
+            }
+            values.extend(row.values);
+        }
+        result.values = Array2::from_shape_vec((n_entries, self.width), values)
+            .expect("one value per entry and output");
+        Ok(result)
+    }
+
+    /// Values per row of the contributions: (features + 1) * outputs.
+    fn contribution_columns(&self) -> Result<usize> {
+        (self.n_features + 1)
+            .checked_mul(self.width)
+            .ok_or_else(|| invalid("X", "too many features and outputs to explain"))
+    }
+
+    /// Calls `visit(t, tree, phi)` with every tree's TreeSHAP values for `row`
+    /// (`tree.width` values per player).
+    fn explain_row<T: Feature>(
+        &self,
+        row: &[T],
+        scratch: &mut RowScratch,
+        mut visit: impl FnMut(usize, &ExplainedTree<'m>, &[f64], &mut Vec<(u32, f64)>),
+    ) {
+        for (t, tree) in self.trees.iter().enumerate() {
+            scratch.phi.clear();
+            scratch.phi.resize(tree.n_players() * tree.width, 0.0);
+            tree_shap(tree, row, &mut scratch.phi, &mut scratch.shap);
+            visit(t, tree, &scratch.phi, &mut scratch.shares);
+        }
+    }
+
+    /// Writes `row`'s contributions into `out`: per feature, then the expected value,
+    /// `width` outputs each.
+    fn row_contributions<T: Feature>(&self, row: &[T], out: &mut [f64], scratch: &mut RowScratch) {
+        let width = self.width;
+        out.fill(0.0);
+        self.explain_row(row, scratch, |_, tree, phi, shares| {
+            for (player, values) in phi.chunks_exact(tree.width).enumerate() {
+                if values.iter().all(|&v| v == 0.0) {
+                    continue;
+                }
+                feature_shares(&tree.player_atom(player), row, shares);
+                for &(feature, share) in shares.iter() {
+                    let at = feature as usize * width + tree.column;
+                    for (o, &v) in out[at..at + tree.width].iter_mut().zip(values) {
+                        *o += share * v;
+                    }
+                }
+            }
+        });
+        out[self.n_features * width..].copy_from_slice(&self.expected);
+    }
+
+    /// Records `row`'s contributions per tree and atom into `out`.
+    fn row_atoms<T: Feature>(&self, row: &[T], out: &mut RowAtoms, scratch: &mut RowScratch) {
+        let width = self.width;
+        self.explain_row(row, scratch, |t, tree, phi, _| {
+            for (player, values) in phi.chunks_exact(tree.width).enumerate() {
+                if values.iter().all(|&v| v == 0.0) {
+                    continue;
+                }
+                out.atoms.push((t as u32, tree.first_node[player]));
+                let start = out.values.len();
+                out.values.resize(start + width, 0.0);
+                out.values[start + tree.column..][..tree.width].copy_from_slice(values);
+            }
+        });
+    }
+}

@@ -1,0 +1,76 @@
+//! Contributions: what each feature added to a row's prediction, as exact
+//! path-dependent TreeSHAP values (Lundberg et al. 2020, Algorithm 2) of every forest
+//! ([`Forest::contributions`](crate::Forest::contributions)) and boosted model
+//! ([`Booster::contributions`](crate::Booster::contributions)).
+//!
+//! # Players are atoms
+//!
+//! Every split tests one atom (a weighted sum of features, or a pooled one), so
+//! TreeSHAP is exact over the atoms: the players of a tree are its distinct split
+//! atoms, and nodes whose atoms are identical (same features, weights and window) are
+//! the same player. An axis-aligned tree's atoms are its features, so its values are
+//! those of shap's `TreeExplainer` given the same tree. A player left out of a
+//! coalition sends the row down both sides of its splits in proportion to the training
+//! covers: each node's sample weight (forests: sample weight times bootstrap count;
+//! boosted trees: the hessian sum), by sample counts where a saved forest kept no
+//! weights. A row whose projection is missing takes the side the split learned for
+//! missing values, as scoring does. [`AtomContributions`] holds these exact values.
+//!
+//! # From atoms to features
+//!
+//! Each atom's value is then shared among its features for the row explained, so the
+//! features' values still sum exactly to the prediction minus the expected value:
+//!
+//! - in proportion to `|w_j x_j|`, the size of feature j's term in the row's projection
+//!   `Σ w_j x_j`: the features that made the projection what it is get the credit,
+//!   each share has the sign of the atom's value, and no share blows up when terms
+//!   cancel (sharing by the signed `w_j x_j / Σ w_k x_k` would, near a projection of 0);
+//! - where every term is 0, in proportion to `|w_j|`;
+//! - where the projection is missing, equally among the atom's missing features: they
+//!   are what sent the row to the learned side;
+//! - for a pooled atom, among the features of the shift that gave the pooled value
+//!   (the maximum or minimum; the first in the window's order among ties), as above;
+//!   where the pooled value is missing, equally among the window's missing features.
+//!
+//! # What the values sum to
+//!
+//! The values of a row, output by output, plus the expected value give the model's
+//! raw output: a forest's mean over trees of its leaf class distributions
+//! ([`Forest::predict_proba`](crate::Forest::predict_proba)) or leaf values
+//! ([`Forest::predict_values`](crate::Forest::predict_values)); a boosted model's raw
+//! score ([`Booster::predict_raw`](crate::Booster::predict_raw)) per output. A boosted
+//! model of two classes has one raw score, the log-odds of class 1: its values are in
+//! output 1 and output 0 is all zeros, so that outputs are classes for every
+//! classifier. An honest forest trained with [`HonestPrior::Ignore`](crate::HonestPrior)
+//! whose leaves cast no vote predicts a mean over a number of trees that changes from
+//! row to row, which no sum of per-tree values equals: it is refused with an error.
+
+mod engine;
+mod models;
+mod players;
+mod share;
+mod treeshap;
+
+pub use engine::MAX_EXPLAINED_DEPTH;
+
+/// The exact per-atom contributions of rows, one entry per row, tree and player that
+/// contributes (is not zero in every output).
+///
+/// Entry `e` is row `sample[e]`'s contribution from the atom that node `node[e]` of
+/// tree `tree[e]` splits on (the first node of the tree that splits on it, in node
+/// order; [`Tree::split_atom`](crate::Tree::split_atom) gives the atom), one value per
+/// output in `values[[e, ..]]`. A row's entries summed, plus `expected_value`, give the
+/// model's output, as the per-feature contributions do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomContributions {
+    /// Per entry, the row explained.
+    pub sample: Vec<u32>,
+    /// Per entry, the tree, in the model's order.
+    pub tree: Vec<u32>,
+    /// Per entry, the first node of the tree that splits on the atom.
+    pub node: Vec<u32>,
+    /// Per entry, the atom's contribution to each output; shape (entries, outputs).
+    pub values: ndarray::Array2<f64>,
+    /// What the model predicts knowing nothing of a row, per output.
+    pub expected_value: Vec<f64>,
+}

@@ -1,0 +1,77 @@
+//! Unsupervised forests from Python: trained into a [`PyForest`] (its leaves hold the
+//! share of each tree's sample that reached them), and the similarity of samples from
+//! their leaves.
+
+use std::sync::atomic::AtomicBool;
+
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::interrupt::run_interruptible;
+use super::{bad_choice, guarded, parse_params, value_error, PyForest, Samples};
+use crate::{
+    similarity_from_leaves, ClusteringCriterion, FitControl, UnsupervisedForest, UnsupervisedParams,
+};
+
+/// Trains an unsupervised forest on `x` with `criterion` ("twomeans" or "fastbic") and
+/// the forest parameters `params` (those an unsupervised forest has); Ctrl-C stops it.
+#[pyfunction]
+pub(super) fn fit_unsupervised(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    criterion: &str,
+    params: &Bound<'_, PyDict>,
+    n_threads: usize,
+) -> PyResult<PyForest> {
+    guarded(|| {
+        let forest = parse_params(params)?;
+        let params = UnsupervisedParams {
+            n_estimators: forest.n_estimators,
+            atoms: forest.atoms,
+            max_features: forest.max_features,
+            criterion: match criterion {
+                "twomeans" => ClusteringCriterion::TwoMeans,
+                "fastbic" => ClusteringCriterion::FastBic,
+                other => return Err(bad_choice("criterion", other, "'twomeans' or 'fastbic'")),
+            },
+            max_depth: forest.max_depth,
+            min_samples_split: forest.min_samples_split,
+            min_samples_leaf: forest.min_samples_leaf,
+            bootstrap: forest.bootstrap,
+            max_samples: forest.max_samples,
+            random_state: forest.random_state,
+            n_threads,
+        };
+        let samples = Samples::borrow(x)?;
+        let cancel = AtomicBool::new(false);
+        let control = FitControl::new().with_cancel(&cancel);
+        let fitted = with_view!(samples, |view| run_interruptible(
+            py,
+            &cancel,
+            || UnsupervisedForest::fit_with(&params, view, &control),
+            || Ok(())
+        ))?
+        .map_err(value_error)?;
+        Ok(PyForest {
+            forest: fitted.into_forest(),
+        })
+    })
+}
+
+/// The share of trees in which each pair of samples share a leaf, from their leaf ids
+/// of shape (n_samples, n_trees).
+#[pyfunction]
+pub(super) fn similarity_matrix<'py>(
+    py: Python<'py>,
+    leaves: PyReadonlyArray2<'py, i64>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    guarded(|| {
+        let leaves = leaves.as_array();
+        let similarity = py
+            .detach(|| similarity_from_leaves(leaves, n_threads))
+            .map_err(value_error)?;
+        Ok(similarity.into_pyarray(py))
+    })
+}

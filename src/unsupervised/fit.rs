@@ -1,0 +1,157 @@
+//! Training an unsupervised forest: every tree grown in parallel from its own random
+//! streams, as a supervised forest's are.
+
+use std::sync::atomic::AtomicBool;
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+
+use super::grow::{grow_unsupervised_tree, TreeRows, UnsupervisedGrowth};
+use super::params::{ClusteringCriterion, UnsupervisedParams};
+use super::UnsupervisedForest;
+use crate::atoms::AtomKind;
+use crate::data::{Feature, Rows};
+use crate::error::{invalid, MorfError, Result};
+use crate::forest::{sampling_sizes, Forest, ForestParams, TreeSample, MAX_FEATURES};
+use crate::rng::Rng;
+use crate::runtime::control::{FitControl, TreeCounter};
+use crate::runtime::workers::with_threads;
+use crate::split::{FastBic, TwoMeans, UnsupervisedCriterion, UnsupervisedScratch};
+use crate::tree::{Task, Tree, TreeLimits};
+
+impl UnsupervisedForest {
+    /// Trains an unsupervised forest on `x` (samples in rows), growing all
+    /// `params.n_estimators` trees: [`UnsupervisedForest::fit_with`] without a control.
+    pub fn fit<T: Feature>(
+        params: &UnsupervisedParams,
+        x: ArrayView2<'_, T>,
+    ) -> Result<UnsupervisedForest> {
+        UnsupervisedForest::fit_with(params, x, &FitControl::new())
+    }
+
+    /// Trains an unsupervised forest on `x` (samples in rows, no missing values),
+    /// reporting progress to and stopping on request of `control`.
+    ///
+    /// Tree `t` draws its rows and its atoms from streams derived from
+    /// (`params.random_state`, `t`), the very streams of tree `t` of a supervised
+    /// forest with the same settings, so the forest is the same bit for bit whatever
+    /// the number of threads.
+    pub fn fit_with<T: Feature>(
+        params: &UnsupervisedParams,
+        x: ArrayView2<'_, T>,
+        control: &FitControl<'_>,
+    ) -> Result<UnsupervisedForest> {
+        let forest_params = params.as_forest_params();
+        forest_params.validate()?;
+        let rows = Rows::from_view(x)?;
+        let (n_samples, n_features) = (rows.n_samples, rows.n_features);
+        if n_samples > u32::MAX as usize || n_features > MAX_FEATURES {
+            return Err(invalid(
+                "X",
+                "at most 2^32 - 1 samples and features are supported",
+            ));
+        }
+        if rows.check_values()? {
+            return Err(invalid(
+                "X",
+                "unsupervised forests do not take missing values (NaN); impute them first",
+            ));
+        }
+        params.atoms.validate(n_features)?;
+        let n_atoms = params.max_features.resolve(
+            n_features,
+            n_samples,
+            params.atoms == AtomKind::AxisAligned,
+        )?;
+        sampling_sizes(&forest_params, n_samples)?;
+        let job = UnsupervisedJob {
+            params: &forest_params,
+            growth: UnsupervisedGrowth {
+                limits: TreeLimits::new(params.max_depth, None),
+                min_samples_split: params.min_samples_split,
+                min_samples_leaf: params.min_samples_leaf,
+                n_atoms,
+            },
+            cancel: control.cancel_flag(),
+            counter: TreeCounter::new(control, params.n_estimators),
+        };
+        // X of whole values in 0..=255 (images) is searched through a byte copy: the
+        // same projections from a quarter of the memory traffic of float32 rows.
+        let byte_valued = matches!(
+            rows.whole_values(),
+            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
+        );
+        let trees = with_threads(params.n_threads, || match (params.criterion, byte_valued) {
+            (ClusteringCriterion::TwoMeans, false) => job.grow_trees(&TwoMeans, &rows),
+            (ClusteringCriterion::FastBic, false) => job.grow_trees(&FastBic, &rows),
+            (ClusteringCriterion::TwoMeans, true) => job.grow_trees(&TwoMeans, &rows.to_bytes()),
+            (ClusteringCriterion::FastBic, true) => job.grow_trees(&FastBic, &rows.to_bytes()),
+        })?;
+        let task = Task::Regression { n_outputs: 1 };
+        Ok(UnsupervisedForest {
+            forest: Forest::from_trees(n_features, task, trees),
+        })
+    }
+}
+
+/// The data and settings shared by every tree of one fit.
+struct UnsupervisedJob<'a> {
+    params: &'a ForestParams,
+    growth: UnsupervisedGrowth,
+    cancel: &'a AtomicBool,
+    counter: TreeCounter<'a>,
+}
+
+impl UnsupervisedJob<'_> {
+    /// Grows every tree in parallel on the current thread pool; `Err(Cancelled)` once
+    /// the cancel flag is set.
+    fn grow_trees<C: UnsupervisedCriterion, T: Feature>(
+        &self,
+        criterion: &C,
+        rows: &Rows<'_, T>,
+    ) -> Result<Vec<Tree>> {
+        (0..self.params.n_estimators)
+            .into_par_iter()
+            .map_init(UnsupervisedScratch::default, |scratch, t| {
+                let tree = self.grow(criterion, rows, t, scratch);
+                if tree.is_some() {
+                    self.counter.tree_done();
+                }
+                tree.ok_or(MorfError::Cancelled)
+            })
+            .collect()
+    }
+
+    /// Grows tree `t` from its own row and atom streams.
+    fn grow<C: UnsupervisedCriterion, T: Feature>(
+        &self,
+        criterion: &C,
+        rows: &Rows<'_, T>,
+        t: usize,
+        scratch: &mut UnsupervisedScratch,
+    ) -> Option<Tree> {
+        let draws = TreeSample::draw(self.params, rows.n_samples, 0, t).draws;
+        let mut sample = TreeRows {
+            row_of: Vec::new(),
+            weight_of: Vec::new(),
+        };
+        for (row, &count) in draws.iter().enumerate() {
+            if count > 0 {
+                sample.row_of.push(row as u32);
+                sample.weight_of.push(count as f64);
+            }
+        }
+        let mut atom_rng = Rng::new(self.params.random_state, 2 * t as u64 + 1);
+        let mut sampler = self.params.atoms.sampler(rows.n_features);
+        grow_unsupervised_tree(
+            criterion,
+            rows,
+            &sample,
+            &self.growth,
+            sampler.as_mut(),
+            &mut atom_rng,
+            scratch,
+            self.cancel,
+        )
+    }
+}

@@ -1,0 +1,87 @@
+//! Unsupervised forests (treeple's `UnsupervisedRandomForest` and
+//! `UnsupervisedObliqueRandomForest`, over any of our atom dictionaries): trees grown
+//! without labels, each split chosen where the node's projected values fall best into
+//! two groups ([`TwoMeans`](crate::TwoMeans) or [`FastBic`](crate::FastBic)). Two samples
+//! that share many leaves are alike: [`UnsupervisedForest::similarity`] is the share of
+//! trees in which they do, the input of clustering or of an embedding.
+
+mod fit;
+mod grow;
+mod params;
+mod similarity;
+
+use ndarray::{Array2, ArrayView2};
+
+use crate::data::Feature;
+use crate::error::Result;
+use crate::forest::Forest;
+use crate::tree::Tree;
+
+pub use params::{ClusteringCriterion, UnsupervisedParams};
+pub use similarity::similarity_from_leaves;
+
+/// A trained unsupervised forest.
+///
+/// Its trees are held as a [`Forest`] of one value per leaf (the share of the tree's
+/// sample weight that reached the leaf), so that it is scored, inspected and saved as
+/// any forest: [`UnsupervisedForest::forest`].
+///
+/// ```
+/// use ndarray::Array2;
+/// use morf_rs::{UnsupervisedForest, UnsupervisedParams};
+///
+/// // Two groups of rows, around 0 and around 10.
+/// let x = Array2::from_shape_fn((20, 3), |(i, j)| (i / 10 * 10 + (i * 7 + j) % 3) as f32);
+/// let params = UnsupervisedParams {
+///     n_estimators: 20,
+///     // Nodes of fewer samples stay leaves: trees grown down to single samples
+///     // would leave every row alike to no other.
+///     min_samples_split: 8,
+///     ..UnsupervisedParams::default()
+/// };
+/// let forest = UnsupervisedForest::fit(&params, x.view())?;
+/// let similarity = forest.similarity(x.view(), 1)?;
+/// // Rows of the same group share more leaves than rows of different groups.
+/// assert!(similarity[[0, 1]] > similarity[[0, 15]]);
+/// # Ok::<(), morf_rs::MorfError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnsupervisedForest {
+    forest: Forest,
+}
+
+impl UnsupervisedForest {
+    /// The forest of one value per leaf that holds the trees.
+    pub fn forest(&self) -> &Forest {
+        &self.forest
+    }
+
+    /// The forest that holds the trees, taken out.
+    pub fn into_forest(self) -> Forest {
+        self.forest
+    }
+
+    /// The trees.
+    pub fn trees(&self) -> &[Tree] {
+        self.forest.trees()
+    }
+
+    /// The id of the leaf each sample reaches in each tree, shape (samples, trees),
+    /// through the scoring engine every forest uses.
+    pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
+        self.forest.apply(x, n_threads)
+    }
+
+    /// The share of trees in which each pair of rows of `x` reach the same leaf, shape
+    /// (samples, samples): symmetric, 1 on the diagonal (treeple's
+    /// `compute_similarity_matrix`). Takes `8 n^2` bytes; for many samples, take the
+    /// leaves of [`UnsupervisedForest::apply`] into a sparse product instead.
+    pub fn similarity<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array2<f64>> {
+        let leaves = self.apply(x, n_threads)?;
+        similarity_from_leaves(leaves.view(), n_threads)
+    }
+}

@@ -1,0 +1,112 @@
+//! The forest similarity of samples from their leaves: counted tree by tree over the
+//! members of each leaf, so the work is the sum of the squared leaf sizes, not n^2
+//! per tree.
+
+use ndarray::{Array2, ArrayView2};
+use rayon::prelude::*;
+
+use crate::error::{invalid, try_filled, Result};
+use crate::runtime::workers::with_threads;
+
+/// Rows of the result each parallel task fills.
+const ROWS_PER_TASK: usize = 64;
+
+/// The samples of each leaf of one tree, grouped: `members[starts[l]..starts[l + 1]]`
+/// are the samples in the `l`-th leaf met, and `group_of[i]` is sample `i`'s group.
+struct LeafGroups {
+    starts: Vec<usize>,
+    members: Vec<u32>,
+    group_of: Vec<u32>,
+}
+
+impl LeafGroups {
+    /// Groups the samples by their leaf in `column` (a leaf id per sample).
+    fn new<L: Copy + Ord>(column: impl Iterator<Item = L>, n: usize) -> LeafGroups {
+        let mut order: Vec<(L, u32)> = column.zip(0u32..).collect();
+        order.sort_unstable();
+        let mut starts = Vec::new();
+        let mut members = Vec::with_capacity(n);
+        let mut group_of = vec![0u32; n];
+        for (i, &(leaf, sample)) in order.iter().enumerate() {
+            if i == 0 || order[i - 1].0 != leaf {
+                starts.push(i);
+            }
+            members.push(sample);
+            group_of[sample as usize] = (starts.len() - 1) as u32;
+        }
+        starts.push(n);
+        LeafGroups {
+            starts,
+            members,
+            group_of,
+        }
+    }
+
+    /// The samples sharing sample `i`'s leaf, `i` among them.
+    fn with(&self, i: usize) -> &[u32] {
+        let group = self.group_of[i] as usize;
+        &self.members[self.starts[group]..self.starts[group + 1]]
+    }
+}
+
+/// The share of trees in which each pair of samples reach the same leaf, from `leaves`
+/// of shape (samples, trees) as [`UnsupervisedForest::apply`](super::UnsupervisedForest::apply)
+/// gives them (or ids of any integer type: only which samples share an id matters);
+/// shape (samples, samples). The counts are whole numbers, so the result is
+/// the same for any `n_threads` (0: every core).
+pub fn similarity_from_leaves<L: Copy + Ord + Sync>(
+    leaves: ArrayView2<'_, L>,
+    n_threads: usize,
+) -> Result<Array2<f64>> {
+    let (n, n_trees) = leaves.dim();
+    if n == 0 || n_trees == 0 {
+        return Err(invalid(
+            "leaves",
+            format!("needs at least one sample and one tree, got shape ({n}, {n_trees})"),
+        ));
+    }
+    let mut counts = try_filled(n, n, 0u32, "the similarity matrix")?;
+    let groups: Vec<LeafGroups> = with_threads(n_threads, || {
+        Ok((0..n_trees)
+            .into_par_iter()
+            .map(|t| LeafGroups::new(leaves.column(t).iter().copied(), n))
+            .collect())
+    })?;
+    with_threads(n_threads, || {
+        counts
+            .par_chunks_mut(ROWS_PER_TASK * n)
+            .enumerate()
+            .for_each(|(task, rows)| {
+                for (k, row) in rows.chunks_exact_mut(n).enumerate() {
+                    let i = task * ROWS_PER_TASK + k;
+                    for tree in &groups {
+                        tree.with(i).iter().for_each(|&j| row[j as usize] += 1);
+                    }
+                }
+            });
+        Ok(())
+    })?;
+    let shares = counts
+        .into_iter()
+        .map(|count| count as f64 / n_trees as f64)
+        .collect();
+    Ok(Array2::from_shape_vec((n, n), shares).expect("n * n shares"))
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::array;
+
+    use super::*;
+
+    #[test]
+    fn shares_count_the_trees_in_which_two_samples_meet() {
+        // Three samples, two trees: 0 and 1 meet in both, 1 and 2 in the second.
+        let leaves = array![[3u32, 5], [3, 7], [4, 7]];
+        let similarity = similarity_from_leaves(leaves.view(), 2).unwrap();
+        assert_eq!(
+            similarity,
+            array![[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]]
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! Unsupervised forests through the public API: growth without labels for every atom
+//! kind, the similarity of samples, and determinism across thread counts.
+
+use morf_rs::rng::Rng;
+use morf_rs::{
+    similarity_from_leaves, AtomKind, ClusteringCriterion, MaxSamples, Patches, UnsupervisedForest,
+    UnsupervisedParams,
+};
+use ndarray::Array2;
+
+/// Three groups of 30 rows of 16 features (a 4 x 4 image), each group bright in its
+/// own quarter of the image, with noise.
+fn three_groups() -> (Array2<f32>, Vec<usize>) {
+    let mut rng = Rng::new(3, 0);
+    let groups: Vec<usize> = (0..90).map(|i| i / 30).collect();
+    let x = Array2::from_shape_fn((90, 16), |(i, j)| {
+        let (row, column) = (j / 4, j % 4);
+        let quarter = 2 * (row / 2) + column / 2;
+        let bright = if quarter == groups[i] { 6.0 } else { 0.0 };
+        bright + rng.normal() as f32
+    });
+    (x, groups)
+}
+
+fn atom_kinds() -> Vec<AtomKind> {
+    vec![
+        AtomKind::AxisAligned,
+        AtomKind::SparseOblique {
+            feature_combinations: 1.5,
+        },
+        AtomKind::Patches(Patches::new(vec![4, 4], vec![1, 1], vec![2, 2])),
+    ]
+}
+
+fn params(atoms: AtomKind, criterion: ClusteringCriterion) -> UnsupervisedParams {
+    UnsupervisedParams {
+        n_estimators: 40,
+        atoms,
+        criterion,
+        min_samples_split: 4,
+        random_state: 11,
+        ..UnsupervisedParams::default()
+    }
+}
+
+#[test]
+fn samples_of_a_group_are_more_alike_than_samples_of_different_groups() {
+    let (x, groups) = three_groups();
+    for atoms in atom_kinds() {
+        for criterion in [ClusteringCriterion::TwoMeans, ClusteringCriterion::FastBic] {
+            let forest =
+                UnsupervisedForest::fit(&params(atoms.clone(), criterion), x.view()).unwrap();
+            let similarity = forest.similarity(x.view(), 1).unwrap();
+            let (mut within, mut between) = ((0.0, 0), (0.0, 0));
+            for i in 0..90 {
+                assert_eq!(similarity[[i, i]], 1.0);
+                for j in 0..90 {
+                    assert_eq!(similarity[[i, j]], similarity[[j, i]]);
+                    let side = if groups[i] == groups[j] {
+                        &mut within
+                    } else {
+                        &mut between
+                    };
+                    side.0 += similarity[[i, j]];
+                    side.1 += 1;
+                }
+            }
+            let (within, between) = (within.0 / within.1 as f64, between.0 / between.1 as f64);
+            assert!(
+                within > 5.0 * between,
+                "{atoms:?} {criterion:?}: within {within}, between {between}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_forest_is_the_same_for_any_number_of_threads() {
+    let (x, _) = three_groups();
+    for atoms in atom_kinds() {
+        for criterion in [ClusteringCriterion::TwoMeans, ClusteringCriterion::FastBic] {
+            let grow = |n_threads| {
+                let params = UnsupervisedParams {
+                    n_threads,
+                    bootstrap: true,
+                    max_samples: Some(MaxSamples::Fraction(0.8)),
+                    ..params(atoms.clone(), criterion)
+                };
+                UnsupervisedForest::fit(&params, x.view()).unwrap()
+            };
+            let one = grow(1);
+            assert_eq!(one.forest().to_bytes(), grow(2).forest().to_bytes());
+            assert_eq!(one.forest().to_bytes(), grow(0).forest().to_bytes());
+            let leaves = one.apply(x.view(), 1).unwrap();
+            assert_eq!(
+                similarity_from_leaves(leaves.view(), 1).unwrap(),
+                similarity_from_leaves(leaves.view(), 2).unwrap()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_similarity_is_the_share_of_trees_in_which_two_samples_share_a_leaf() {
+    let (x, _) = three_groups();
+    let params = params(AtomKind::AxisAligned, ClusteringCriterion::TwoMeans);
+    let forest = UnsupervisedForest::fit(&params, x.view()).unwrap();
+    let leaves = forest.apply(x.view(), 1).unwrap();
+    let similarity = forest.similarity(x.view(), 2).unwrap();
+    for i in 0..90 {
+        for j in 0..90 {
+            let shared = (0..40)
+                .filter(|&t| leaves[[i, t]] == leaves[[j, t]])
+                .count();
+            assert_eq!(similarity[[i, j]], shared as f64 / 40.0);
+        }
+    }
+}
+
+#[test]
+fn missing_values_and_bad_settings_are_refused_with_their_name() {
+    let (mut x, _) = three_groups();
+    let defaults = params(AtomKind::AxisAligned, ClusteringCriterion::TwoMeans);
+    let bad = UnsupervisedParams {
+        min_samples_split: 1,
+        ..defaults.clone()
+    };
+    let error = UnsupervisedForest::fit(&bad, x.view()).unwrap_err();
+    assert!(error.to_string().contains("min_samples_split"), "{error}");
+    x[[5, 3]] = f32::NAN;
+    let error = UnsupervisedForest::fit(&defaults, x.view()).unwrap_err();
+    assert!(error.to_string().contains("missing values"), "{error}");
+    let empty = Array2::<f32>::zeros((0, 4));
+    assert!(UnsupervisedForest::fit(&defaults, empty.view()).is_err());
+}
