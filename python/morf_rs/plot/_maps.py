@@ -41,10 +41,11 @@ def importance_map(
         The grid to draw on, one or two axes whose product is the number of
         features. None: the model's ``image_shape_`` (MORF models); models
         without one (random and sparse oblique ones) need it.
-    attribute : {"feature_importances_", "impurity_importances_", \
-"gain_importances_"}, default="feature_importances_"
-        Which importances: split counts (every model), impurity decreases
-        (forests) or split gains (gradient-boosted models).
+    attribute : str
+        Which importances: ``"feature_importances_"`` (the default: split
+        counts, every model), ``"impurity_importances_"`` (impurity decreases,
+        forests) or ``"gain_importances_"`` (split gains, gradient-boosted
+        models).
     cmap : str, default="viridis"
         Colormap of an image.
     colorbar : bool, default=True
