@@ -6,10 +6,10 @@ On the first ``--n`` Fashion-MNIST training images and as many test images: a MO
 forest's importance maps (split counts and impurity decreases) and the first splits
 of its first tree, the first splits of a tree over ``dictionary="images"``
 (signed patches, Gabor-like stripes and pooled windows), and a MORF booster's error
-per round on its training and test images. Models that have
-``predict_contributions`` also give a test image beside its contribution map for
-its predicted class. The PNGs go to docs/_static/, the test errors and fit times
-with the machine to benches/results/figures.md.
+per round on its training and test images, and the first test image beside its
+contribution map (``predict_contributions``) for its predicted class. The PNGs go to
+docs/_static/, the test errors and fit times with the machine to
+benches/results/figures.md.
 """
 
 from __future__ import annotations
@@ -90,16 +90,15 @@ def main():
     save(figure, args.out / "importance_fashion.png")
     save(tree_splits(forest).figure, args.out / "tree_splits_fashion.png")
 
-    if hasattr(forest, "predict_contributions"):
-        image = data[2][0]
-        label = int(forest.predict(image[None])[0])
-        values = forest.predict_contributions(image[None])[0, :-1, label]
-        figure, axes = plt.subplots(1, 2, figsize=(8, 3.6), layout="constrained")
-        axes[0].imshow(image.reshape(28, 28), cmap="gray_r")
-        axes[0].set_title(f"test image 0: {CLASS_NAMES[data[3][0]]}")
-        contribution_map(values, image=image.reshape(28, 28), ax=axes[1])
-        axes[1].set_title(f"contributions to {CLASS_NAMES[label]}")
-        save(figure, args.out / "contributions_fashion.png")
+    image = data[2][0]
+    label = int(forest.predict(image[None])[0])  # classes_ are 0..9: its column
+    values = forest.predict_contributions(image[None])[0, :-1, label]
+    figure, axes = plt.subplots(1, 2, figsize=(8, 3.6), layout="constrained")
+    axes[0].imshow(image.reshape(28, 28), cmap="gray_r")
+    axes[0].set_title(f"test image 0: {CLASS_NAMES[data[3][0]]}")
+    contribution_map(values, image=image.reshape(28, 28), ax=axes[1])
+    axes[1].set_title(f"contributions to {CLASS_NAMES[label]}")
+    save(figure, args.out / "contributions_fashion.png")
 
     # One tree: tree 0 depends only on (random_state, 0), whatever n_estimators.
     mixed = ManifoldObliqueForestClassifier(
