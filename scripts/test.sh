@@ -19,9 +19,9 @@ if [ "$(uname -s)" = Linux ]; then
     # The wheel users get (manylinux2014, audited), so the tests run on what ships.
     wheel="$(bash scripts/build_wheel.sh)"
     "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps "$wheel"
-    "$venv/bin/python" -m pip install --quiet "$wheel[test,dask,docs,onnx]" ruff
+    "$venv/bin/python" -m pip install --quiet "$wheel[test,dask,docs,onnx,plot]" ruff
 else
-    "$venv/bin/python" -m pip install --quiet ".[test,dask,docs,onnx]" ruff
+    "$venv/bin/python" -m pip install --quiet ".[test,dask,docs,onnx,plot]" ruff
 fi
 "$venv/bin/ruff" check python tests benches examples/gallery docs
 "$venv/bin/ruff" format --check python tests benches examples/gallery docs

@@ -131,6 +131,7 @@ OPTIONAL_MODULES = {
     "dask": ("dask", "distributed"),
     "onnx": ("onnx",),
     "stats": (),
+    "plot": ("matplotlib",),
 }
 
 
