@@ -127,8 +127,9 @@ def main():
         table,
         about,
         notes="""
-Exact path-dependent TreeSHAP over each split's atom (O(leaves x depth^2) per tree
-and row), shared among the atom's pixels. Scoring is predict_proba for the forest and
+Exact path-dependent TreeSHAP over each split's atom (Linear TreeSHAP integrated by a
+Gauss-Legendre rule: O(nodes x depth / 2 x outputs) per tree and row), shared among
+the atom's pixels. Scoring is predict_proba for the forest and
 decision_function for the boosted model, on the same rows and threads. The forest's
 trees grow until pure, so their size (and the time) grows with the training set.
 Wall times are best of the timed calls on a machine shared with other work; CPU

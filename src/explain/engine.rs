@@ -15,8 +15,7 @@ use crate::runtime::control::is_cancelled;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
 use crate::runtime::workers::Workers;
 
-/// Deepest tree whose contributions are computed: TreeSHAP walks a tree recursively,
-/// and its path buffers grow with the square of the depth.
+/// Deepest tree whose contributions are computed: TreeSHAP walks a tree recursively.
 pub const MAX_EXPLAINED_DEPTH: usize = 1024;
 
 /// Rows explained together: explaining one row takes as long as scoring thousands,

@@ -1,5 +1,5 @@
 //! Contributions: what each feature added to a row's prediction, as exact
-//! path-dependent TreeSHAP values (Lundberg et al. 2020, Algorithm 2) of every forest
+//! path-dependent TreeSHAP values (Lundberg et al. 2020) of every forest
 //! ([`Forest::contributions`](crate::Forest::contributions)) and boosted model
 //! ([`Booster::contributions`](crate::Booster::contributions)).
 //!

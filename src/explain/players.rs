@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 
+use super::treeshap::Quadrature;
 use crate::atoms::{Atom, Reduce, Window};
 use crate::tree::{Node, Tree};
 
-/// The player of a node that splits on no atom (a leaf, or the root's dummy).
-pub(crate) const NO_PLAYER: u32 = u32::MAX;
+/// The player of a node that splits on no atom: a leaf.
+const NO_PLAYER: u32 = u32::MAX;
 
 /// A split as TreeSHAP reads it.
 pub(crate) struct Split<'a> {
@@ -36,6 +37,10 @@ pub(crate) struct ExplainedTree<'t> {
     left_fraction: Vec<f64>,
     /// Per node, `width` leaf values times the model's scale (0 for splits).
     values: Vec<f64>,
+    /// The depth of the deepest leaf (the root's is 0).
+    pub depth: usize,
+    /// The rule that integrates TreeSHAP's polynomials of this tree exactly.
+    pub quadrature: Quadrature,
 }
 
 impl<'t> ExplainedTree<'t> {
@@ -54,8 +59,12 @@ impl<'t> ExplainedTree<'t> {
         let mut player_of = vec![NO_PLAYER; nodes.len()];
         let mut left_fraction = vec![0.0; nodes.len()];
         let mut values = vec![0.0; nodes.len() * width];
+        // Nodes come in depth-first order, each after its parent.
+        let mut node_depth = vec![0usize; nodes.len()];
         for (id, node) in nodes.iter().enumerate() {
             if let Some(atom) = tree.split_atom(id) {
+                node_depth[id + 1] = node_depth[id] + 1;
+                node_depth[right_of(node)] = node_depth[id] + 1;
                 let next = players.len() as u32;
                 let player = *players.entry(atom_key(&atom)).or_insert(next);
                 if player == next {
@@ -70,6 +79,7 @@ impl<'t> ExplainedTree<'t> {
                 }
             }
         }
+        let depth = node_depth.iter().copied().max().unwrap_or(0);
         ExplainedTree {
             tree,
             width,
@@ -78,6 +88,10 @@ impl<'t> ExplainedTree<'t> {
             first_node,
             left_fraction,
             values,
+            depth,
+            // A leaf's polynomials have degree below its number of players, at most
+            // the depth.
+            quadrature: Quadrature::gauss_legendre(depth.div_ceil(2)),
         }
     }
 
@@ -118,6 +132,12 @@ impl<'t> ExplainedTree<'t> {
         })
     }
 
+    /// Whether node `id` is a leaf.
+    #[inline]
+    pub(crate) fn is_leaf(&self, id: usize) -> bool {
+        self.player_of[id] == NO_PLAYER
+    }
+
     /// The scaled values of leaf `id`.
     #[inline]
     pub(crate) fn leaf_values(&self, id: usize) -> &[f64] {
@@ -137,7 +157,7 @@ impl<'t> ExplainedTree<'t> {
         let mut expected = vec![0.0; self.width];
         let mut stack = vec![(0usize, 1.0f64)];
         while let Some((id, fraction)) = stack.pop() {
-            if self.player_of[id] == NO_PLAYER {
+            if self.is_leaf(id) {
                 for (e, &v) in expected.iter_mut().zip(self.leaf_values(id)) {
                     *e += fraction * v;
                 }

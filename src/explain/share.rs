@@ -31,6 +31,22 @@ fn share_terms<T: Feature>(
     row: &[T],
     shares: &mut Vec<(u32, f64)>,
 ) {
+    // The common case in one pass: nothing missing and some term not 0.
+    let mut total = 0.0;
+    for (i, w) in terms.clone() {
+        let x = row[i as usize];
+        if x.is_missing() {
+            break;
+        }
+        let size = (w as f64 * x.to_f64()).abs();
+        shares.push((i, size));
+        total += size;
+    }
+    if shares.len() == terms.clone().count() && total > 0.0 && total.is_finite() {
+        shares.iter_mut().for_each(|(_, s)| *s /= total);
+        return;
+    }
+    shares.clear();
     let missing = terms.clone().filter(|&(i, _)| row[i as usize].is_missing());
     shares.extend(missing.map(|(i, _)| (i, 1.0)));
     if shares.is_empty() {
