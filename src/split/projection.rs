@@ -84,9 +84,8 @@ impl NodeProjector {
         atoms: &AtomSet,
         out: &mut Vec<f32>,
     ) {
-        // The row path reads rows without bounds checks (a check per cell read cost
-        // a tenth of a forest's fit): one check here covers them. Indices ascend, so
-        // an atom's last is its largest.
+        // The row path reads rows without bounds checks: this one check covers them.
+        // Indices ascend, so an atom's last is its largest.
         assert!(
             (0..atoms.len()).all(|a| atoms
                 .get(a)
@@ -470,6 +469,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "past the end of the rows")]
+    fn atoms_reading_past_the_rows_are_refused_before_any_read() {
+        let x = ndarray::Array2::<u8>::zeros((40, 3));
+        let rows = Rows::from_view(x.view()).unwrap();
+        let samples: Vec<u32> = (0..40).collect();
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        atoms.push_pairs(&mut [(0, 1.0), (3, 1.0)]);
+        NodeProjector::default().project(&rows, &samples, &samples, &atoms, &mut Vec::new());
     }
 
     #[test]
