@@ -23,6 +23,14 @@ pub trait Feature: Copy + Clone + Send + Sync + 'static {
         let _ = values;
         None
     }
+    /// The largest value of a type that holds only whole numbers from 0 (`u8`), whose
+    /// projections on whole weights can be summed in integers; `None` for floats.
+    const MAX_WHOLE: Option<u32> = None;
+    /// The value as an integer; meaningful only where [`Self::MAX_WHOLE`] is given.
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self.to_f32() as i32
+    }
 }
 
 impl Feature for f32 {
@@ -77,6 +85,11 @@ impl Feature for u8 {
     }
     fn as_bytes(values: &[u8]) -> Option<&[u8]> {
         Some(values)
+    }
+    const MAX_WHOLE: Option<u32> = Some(u8::MAX as u32);
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self as i32
     }
 }
 

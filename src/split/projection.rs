@@ -1,6 +1,4 @@
-#[cfg(doc)]
-use crate::atoms::Atom;
-use crate::atoms::AtomSet;
+use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
@@ -53,7 +51,9 @@ const CACHE_LINE: usize = 64;
 /// Projects a node's samples on all its atoms; holds buffers reused across nodes.
 ///
 /// Either path adds each sample's terms in index order starting from 0.0, exactly as
-/// [`Atom::project`] does, so training and scoring see the same values bit for bit.
+/// [`Atom::project`] does, so training and scoring see the same values bit for bit; on
+/// byte X the row path sums whole-weight atoms in integers where that is exact, which
+/// gives those same values.
 #[derive(Debug, Default)]
 pub struct NodeProjector {
     /// Bit per feature of X: whether an atom of the node reads it.
@@ -67,6 +67,10 @@ pub struct NodeProjector {
     /// One feature per cache line that `features` touch, to prefetch.
     line_features: Vec<u32>,
     block: Vec<f32>,
+    /// Per atom, for X of whole numbers ([`Feature::MAX_WHOLE`]): whether its weights
+    /// are whole and small enough that every partial sum is exact in `f32`, so that
+    /// summing in integers gives the same value bit for bit with cheaper additions.
+    integer_sums: Vec<bool>,
 }
 
 impl NodeProjector {
@@ -80,8 +84,21 @@ impl NodeProjector {
         atoms: &AtomSet,
         out: &mut Vec<f32>,
     ) {
+        // The row path reads rows without bounds checks: this one check covers them.
+        // Indices ascend, so an atom's last is its largest.
+        assert!(
+            (0..atoms.len()).all(|a| atoms
+                .get(a)
+                .indices
+                .last()
+                .is_none_or(|&i| (i as usize) < rows.n_features)),
+            "an atom reads past the end of the rows"
+        );
         out.clear();
         out.resize(samples.len() * atoms.len(), 0.0);
+        if let Some(max_whole) = T::MAX_WHOLE {
+            self.mark_integer_sums(atoms, max_whole);
+        }
         if samples.len() < 2 * ROW_GROUP {
             // Too few rows to prefetch ahead or to gain from a column block: skip
             // listing the features, which would cost more than the projections.
@@ -149,9 +166,15 @@ impl NodeProjector {
                 for (s, &row) in group_rows[..group.len()].iter().enumerate() {
                     for a in 0..atoms.len() {
                         let atom = atoms.get(a);
-                        if atom.window.is_none() {
-                            out[a * n + group_start + s] = atom.project(row);
+                        if atom.window.is_some() {
+                            continue;
                         }
+                        out[a * n + group_start + s] =
+                            if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
+                                integer_sum(atom, row)
+                            } else {
+                                atom.project(row)
+                            };
                     }
                 }
                 continue;
@@ -161,13 +184,30 @@ impl NodeProjector {
                 if atom.window.is_some() {
                     continue;
                 }
+                let out = &mut out[a * n + group_start..][..ROW_GROUP];
+                if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
+                    let mut sums = [0i32; ROW_GROUP];
+                    for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
+                        let weight = weight as i32;
+                        for (sum, row) in sums.iter_mut().zip(&group_rows) {
+                            // SAFETY: every index is below the rows' length (checked
+                            // in `project`).
+                            *sum += weight * unsafe { row.get_unchecked(index as usize) }.to_i32();
+                        }
+                    }
+                    for (value, sum) in out.iter_mut().zip(sums) {
+                        *value = sum as f32;
+                    }
+                    continue;
+                }
                 let mut sums = [0.0f32; ROW_GROUP];
                 for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
                     for (sum, row) in sums.iter_mut().zip(&group_rows) {
-                        *sum += weight * row[index as usize].to_f32();
+                        // SAFETY: as above.
+                        *sum += weight * unsafe { row.get_unchecked(index as usize) }.to_f32();
                     }
                 }
-                out[a * n + group_start..][..ROW_GROUP].copy_from_slice(&sums);
+                out.copy_from_slice(&sums);
             }
         }
     }
@@ -228,6 +268,20 @@ impl NodeProjector {
         }
     }
 
+    /// Marks the atoms whose sums over values in `0..=max_whole` may be taken in
+    /// integers: whole weights with `max_whole * sum |w| <= 2^24`, so that every partial
+    /// sum in index order is a whole number `f32` holds exactly (and the float sum,
+    /// starting from `+0.0`, is never `-0.0`).
+    fn mark_integer_sums(&mut self, atoms: &AtomSet, max_whole: u32) {
+        const EXACT_F32_INTEGERS: f32 = (1u32 << 24) as f32;
+        self.integer_sums.clear();
+        self.integer_sums.extend((0..atoms.len()).map(|a| {
+            let atom = atoms.get(a);
+            let total: f32 = atom.weights.iter().map(|w| w.abs()).sum();
+            atom.has_integer_weights() && total * max_whole as f32 <= EXACT_F32_INTEGERS
+        }));
+    }
+
     /// Lists the distinct features the atoms read, ascending, and the cache lines they
     /// touch.
     fn collect_features(&mut self, n_features: usize, atoms: &AtomSet, cells_per_line: u32) {
@@ -269,6 +323,19 @@ impl NodeProjector {
                 .extend(indices.iter().map(|&f| self.column_of[f as usize]));
         }
     }
+}
+
+/// `a · x` of a plain atom with whole weights summed in integers: the same value as
+/// [`Atom::project`] where every partial sum is exact (see
+/// `NodeProjector::mark_integer_sums`), with additions that do not wait on each other's
+/// rounding.
+#[inline(always)]
+fn integer_sum<T: Feature>(atom: Atom<'_>, row: &[T]) -> f32 {
+    let mut sum = 0i32;
+    for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
+        sum += weight as i32 * row[index as usize].to_i32();
+    }
+    sum as f32
 }
 
 /// Asks the cache for the lines of `row` holding `features`.
@@ -353,6 +420,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        #[test]
+        fn byte_projections_summed_in_integers_equal_atom_projections_bit_for_bit(
+            n in 1usize..100,
+            n_features in 1usize..40,
+            terms in 1usize..12,
+            max_weight in prop::sample::select(vec![1i32, 3, 1 << 9]),
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::rng::Rng::new(seed, 0);
+            // Zeros (signed zero products), 255s and a few whole weights large enough
+            // that some atoms' sums leave the range f32 holds exactly; fractional
+            // weights for the rest.
+            let x = ndarray::Array2::from_shape_fn((n, n_features), |_| match rng.below(4) {
+                0 => 0u8,
+                1 => 255,
+                _ => rng.below(256) as u8,
+            });
+            let rows = Rows::from_view(x.view()).unwrap();
+            let row_of: Vec<u32> = (0..n as u32).collect();
+            let samples: Vec<u32> = (0..n as u32).rev().collect();
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            for _ in 0..20 {
+                let mut pairs: Vec<(u32, f32)> = Vec::new();
+                for _ in 0..terms.min(n_features) {
+                    let feature = rng.below(n_features) as u32;
+                    let weight = match rng.below(5) {
+                        0 => rng.unit() as f32 - 0.5,
+                        1 => (1 << 16) as f32 * if rng.below(2) == 0 { 1.0 } else { -1.0 },
+                        _ => (rng.below(2 * max_weight as usize + 1) as i32 - max_weight) as f32,
+                    };
+                    if pairs.iter().all(|&(f, _)| f != feature) {
+                        pairs.push((feature, weight));
+                    }
+                }
+                atoms.push_pairs(&mut pairs);
+            }
+            let mut out = Vec::new();
+            NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
+            for a in 0..atoms.len() {
+                for (i, &sample) in samples.iter().enumerate() {
+                    let expected = atoms.get(a).project(rows.row(sample as usize));
+                    prop_assert_eq!(out[a * n + i].to_bits(), expected.to_bits());
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "past the end of the rows")]
+    fn atoms_reading_past_the_rows_are_refused_before_any_read() {
+        let x = ndarray::Array2::<u8>::zeros((40, 3));
+        let rows = Rows::from_view(x.view()).unwrap();
+        let samples: Vec<u32> = (0..40).collect();
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        atoms.push_pairs(&mut [(0, 1.0), (3, 1.0)]);
+        NodeProjector::default().project(&rows, &samples, &samples, &atoms, &mut Vec::new());
     }
 
     #[test]
