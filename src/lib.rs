@@ -65,7 +65,7 @@ pub use boost::{
 };
 pub use data::Feature;
 pub use error::{MorfError, Result};
-pub use explain::AtomContributions;
+pub use explain::{AtomContributions, Explain};
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
 pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
 pub use isolation::{

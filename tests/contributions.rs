@@ -8,8 +8,8 @@ use ndarray::{Array2, Axis};
 
 use morf_rs::atoms::{Patches, Pooled, Reductions};
 use morf_rs::{
-    AtomKind, BoostParams, BoostTargets, Booster, Criterion, FitControl, Forest, ForestParams,
-    HonestPrior, Leaves, MaxFeatures, Node, Targets, Tree,
+    AtomKind, BoostParams, BoostTargets, Booster, Criterion, Explain, FitControl, Forest,
+    ForestParams, HonestPrior, Leaves, MaxFeatures, Node, Targets, Tree,
 };
 
 const SIDE: usize = 4;

@@ -23,7 +23,7 @@ pub const MAX_EXPLAINED_DEPTH: usize = 1024;
 const EXPLAIN_CHUNK: usize = 16;
 
 /// A model's trees prepared for TreeSHAP, with what they add up to.
-pub(crate) struct Explainer<'m> {
+pub struct Explainer<'m> {
     n_features: usize,
     /// The model's outputs: classes, regression outputs, or 1.
     width: usize,

@@ -1,7 +1,6 @@
 //! Contributions: what each feature added to a row's prediction, as exact
-//! path-dependent TreeSHAP values (Lundberg et al. 2020) of every forest
-//! ([`Forest::contributions`](crate::Forest::contributions)) and boosted model
-//! ([`Booster::contributions`](crate::Booster::contributions)).
+//! path-dependent TreeSHAP values (Lundberg et al. 2020) of every forest and boosted
+//! model, through the [`Explain`] trait ([`Explain::contributions`]).
 //!
 //! # Players are atoms
 //!
@@ -52,6 +51,98 @@ mod share;
 mod treeshap;
 
 pub use engine::MAX_EXPLAINED_DEPTH;
+
+use std::sync::atomic::AtomicBool;
+
+use ndarray::{Array3, ArrayView2, ArrayViewMut2};
+
+use crate::data::Feature;
+use crate::error::Result;
+use crate::runtime::control::NEVER_CANCELLED;
+
+/// What explaining needs of a model; implemented by [`Forest`](crate::Forest) and
+/// [`Booster`](crate::Booster) only, so that [`Explain`] can grow without breaking
+/// anyone.
+pub(crate) mod sealed {
+    use super::engine::Explainer;
+    use crate::error::Result;
+
+    /// A model whose trees TreeSHAP can play.
+    pub trait Explained {
+        /// Its trees prepared for TreeSHAP, or why they cannot be explained.
+        fn explainer(&self) -> Result<Explainer<'_>>;
+        /// Its number of trees.
+        fn n_explained_trees(&self) -> usize;
+    }
+}
+
+/// Contributions of every feature to a forest's or a boosted model's predictions.
+///
+/// For a [`Forest`](crate::Forest) the explained output is
+/// [`predict_proba`](crate::Forest::predict_proba) (classifiers) or
+/// [`predict_values`](crate::Forest::predict_values) (regressors); for a
+/// [`Booster`](crate::Booster) the raw score
+/// [`predict_raw`](crate::Booster::predict_raw) per output (see the module docs for two
+/// classes). Fails for an honest forest whose leaves cast no vote and for trees deeper
+/// than [`MAX_EXPLAINED_DEPTH`].
+///
+/// ```
+/// use ndarray::{array, Axis};
+/// use morf_rs::{Explain, Forest, ForestParams};
+///
+/// let x = array![[0.0f32, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 0.0]];
+/// let forest = Forest::fit(&ForestParams::default(), x.view(), &[0, 1, 0, 1], 2, None)?;
+/// let contributions = forest.contributions(x.view(), 1)?;
+/// assert_eq!(contributions.dim(), (4, 3, 2));
+/// let proba = forest.predict_proba(x.view(), 1)?;
+/// let total = contributions.sum_axis(Axis(1));
+/// assert!((&total - &proba).iter().all(|d| d.abs() < 1e-6));
+/// # Ok::<(), morf_rs::MorfError>(())
+/// ```
+pub trait Explain: sealed::Explained {
+    /// Per row, feature and output, what the feature contributed to the model's
+    /// output: exact TreeSHAP values over the split atoms shared among their features.
+    /// Shape (samples, features + 1, outputs); slot `n_features` along axis 1 is the
+    /// expected value, and the sum over axis 1 is the output. Rows are explained in
+    /// parallel on `n_threads` threads (0: every core), with the same values for any
+    /// number of threads.
+    fn contributions<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+    ) -> Result<Array3<f64>> {
+        self.explainer()?
+            .contributions(x, n_threads, &NEVER_CANCELLED)
+    }
+
+    /// [`contributions`](Self::contributions) written into `out`, a row-major array
+    /// of shape (samples, (features + 1) * outputs), stopping with
+    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is
+    /// set (it is looked at before each row).
+    fn contributions_into<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, f64>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        self.explainer()?
+            .contributions_into(x, out, n_threads, cancel)
+    }
+
+    /// The exact TreeSHAP values of [`contributions`](Self::contributions) per tree
+    /// and atom, before they are shared among features.
+    fn atom_contributions<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<AtomContributions> {
+        self.explainer()?.atom_contributions(x, n_threads, cancel)
+    }
+}
+
+impl<M: sealed::Explained> Explain for M {}
 
 /// The exact per-atom contributions of rows, one entry per row, tree and player that
 /// contributes (is not zero in every output).

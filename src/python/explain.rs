@@ -3,70 +3,21 @@
 
 use std::sync::atomic::AtomicBool;
 
-use ndarray::{ArrayView2, ArrayViewMut2};
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::interrupt::{run_interruptible, INLINE_WALKS};
 use super::{value_error, Samples};
-use crate::{AtomContributions, Booster, Feature, Forest};
+use crate::Explain;
 
 /// Scoring walks one explained row costs, roughly: TreeSHAP visits every node of
 /// every tree for each row.
 const WALKS_PER_ROW: usize = 1 << 10;
 
-/// A model whose rows can be explained.
-pub(super) trait Explain: Sync {
-    fn n_trees(&self) -> usize;
-    fn contributions_into<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        out: ArrayViewMut2<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
-    ) -> crate::Result<()>;
-    fn atom_contributions<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
-    ) -> crate::Result<AtomContributions>;
-}
-
-macro_rules! explain_model {
-    ($model:ty) => {
-        impl Explain for $model {
-            fn n_trees(&self) -> usize {
-                self.trees().len()
-            }
-            fn contributions_into<T: Feature>(
-                &self,
-                x: ArrayView2<'_, T>,
-                out: ArrayViewMut2<'_, f64>,
-                n_threads: usize,
-                cancel: &AtomicBool,
-            ) -> crate::Result<()> {
-                <$model>::contributions_into(self, x, out, n_threads, cancel)
-            }
-            fn atom_contributions<T: Feature>(
-                &self,
-                x: ArrayView2<'_, T>,
-                n_threads: usize,
-                cancel: &AtomicBool,
-            ) -> crate::Result<AtomContributions> {
-                <$model>::atom_contributions(self, x, n_threads, cancel)
-            }
-        }
-    };
-}
-
-explain_model!(Forest);
-explain_model!(Booster);
-
 /// Runs `work` on `n_rows` rows of `model` without the GIL; Ctrl-C stops it unless
 /// it is short enough to run on the calling thread.
-fn run<M: Explain, R: Send>(
+fn run<M: Explain + Sync, R: Send>(
     py: Python<'_>,
     model: &M,
     n_rows: usize,
@@ -74,7 +25,7 @@ fn run<M: Explain, R: Send>(
 ) -> PyResult<R> {
     let cancel = AtomicBool::new(false);
     let walks = n_rows
-        .saturating_mul(model.n_trees())
+        .saturating_mul(model.n_explained_trees())
         .saturating_mul(WALKS_PER_ROW);
     let result = if walks < INLINE_WALKS {
         py.detach(|| work(&cancel))
@@ -86,7 +37,7 @@ fn run<M: Explain, R: Send>(
 
 /// The contributions of `x`'s rows written into `out`, shape (n_samples,
 /// (n_features + 1) * n_outputs).
-pub(super) fn contributions<'py, M: Explain>(
+pub(super) fn contributions<'py, M: Explain + Sync>(
     py: Python<'py>,
     model: &M,
     x: &Bound<'py, PyAny>,
@@ -106,7 +57,7 @@ pub(super) fn contributions<'py, M: Explain>(
 
 /// The per-atom contributions of `x`'s rows as a dict of arrays: `sample`, `tree`,
 /// `node` (int64, one per entry), `values` (entries, outputs) and `expected_value`.
-pub(super) fn atom_contributions<'py, M: Explain>(
+pub(super) fn atom_contributions<'py, M: Explain + Sync>(
     py: Python<'py>,
     model: &M,
     x: &Bound<'py, PyAny>,
