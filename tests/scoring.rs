@@ -342,6 +342,26 @@ fn a_stream_of_blocks_scores_as_one_array() {
 }
 
 #[test]
+fn score_options_start_threads_once_and_only_for_calls_large_enough_to_share() {
+    let (x, _) = pixels(2000, 8);
+    let forest = &forests()[1];
+    let started = |options: &ScoreOptions| format!("{options:?}").contains("pool_started: true");
+    let options = ScoreOptions::new().with_threads(2);
+    let few = forest
+        .predict_proba(x.slice(s![..1000, ..]), &options)
+        .unwrap();
+    assert!(!started(&options));
+    let all = forest.predict_proba(x.view(), &options).unwrap();
+    assert!(started(&options));
+    assert_eq!(all.slice(s![..1000, ..]), few);
+    // A copy starts threads of its own; one thread never starts any.
+    assert!(!started(&options.clone()));
+    let one = ScoreOptions::new();
+    assert_eq!(forest.predict_proba(x.view(), &one).unwrap(), all);
+    assert!(!started(&one));
+}
+
+#[test]
 fn large_batches_score_the_same_in_parallel() {
     let (x, y) = one_informative_feature(300, 12);
     let forest = Forest::fit(
