@@ -12,7 +12,7 @@ use morf_rs::internals::{
     SplitCriterion, SplitRule, SplitScratch, SquaredError,
 };
 use morf_rs::rng::Rng;
-use morf_rs::{Forest, ForestParams, MaxFeatures};
+use morf_rs::{Forest, ForestParams, MaxFeatures, ScoreOptions};
 use ndarray::Array2;
 
 const SIDE: usize = 28;
@@ -196,7 +196,13 @@ fn scoring(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("100 trees x 10000 rows, threads", threads),
             &threads,
-            |b, &t| b.iter(|| forest.predict_proba(batch.view(), t).unwrap()),
+            |b, &t| {
+                b.iter(|| {
+                    forest
+                        .predict_proba(batch.view(), &ScoreOptions::new().with_threads(t))
+                        .unwrap()
+                })
+            },
         );
     }
     group.finish();

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, Forest, ForestParams, MaxFeatures, Patches};
+use morf_rs::{AtomKind, Forest, ForestParams, MaxFeatures, Patches, ScoreOptions};
 use ndarray::Array2;
 
 const N_CELLS: usize = 100;
@@ -37,7 +37,7 @@ fn circle_data(n: usize, rng: &mut Rng) -> (Array2<f32>, Vec<u32>) {
 
 fn test_error(forest: &Forest, x: &Array2<f32>, y: &[u32]) -> f64 {
     let predicted = forest
-        .predict(x.view(), 0)
+        .predict(x.view(), &ScoreOptions::new().with_threads(0))
         .expect("same features as in training");
     predicted.iter().zip(y).filter(|(p, t)| p != t).count() as f64 / y.len() as f64
 }

@@ -72,7 +72,7 @@ pub use isolation::{
     average_path_length, IsolationForest, IsolationParams, AUTO_MAX_SAMPLES,
     ISOLATION_FORMAT_VERSION, MAX_ISOLATION_TREES,
 };
-pub use runtime::{available_cores, FitControl, Progress, ProgressCallback};
+pub use runtime::{available_cores, FitControl, Progress, ProgressCallback, ScoreOptions};
 pub use scoring::NO_NODE;
 pub use split::Criterion;
 pub use split::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};

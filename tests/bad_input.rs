@@ -3,7 +3,9 @@
 mod common;
 
 use common::one_informative_feature;
-use morf_rs::{AtomKind, Forest, ForestParams, MaxFeatures, MaxSamples, MorfError, Patches};
+use morf_rs::{
+    AtomKind, Forest, ForestParams, MaxFeatures, MaxSamples, MorfError, Patches, ScoreOptions,
+};
 use ndarray::{s, Array2};
 
 #[test]
@@ -182,12 +184,12 @@ fn bad_input_is_an_error_that_says_what_is_wrong() {
     let forest = Forest::fit(&ok, x.view(), &y, 2, None).unwrap();
     let narrow = x.slice(s![.., ..11]).to_owned();
     let message = forest
-        .predict_proba(narrow.view(), 1)
+        .predict_proba(narrow.view(), &ScoreOptions::new())
         .unwrap_err()
         .to_string();
     assert!(message.contains("expected 12, got 11"), "{message}");
     assert!(matches!(
-        forest.predict(with_infinity.view(), 1),
+        forest.predict(with_infinity.view(), &ScoreOptions::new()),
         Err(MorfError::NonFiniteInput { .. })
     ));
 }

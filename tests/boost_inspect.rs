@@ -3,7 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, BoostParams, BoostTargets, Booster, MorfError, Node, Patches, Tree, NO_NODE,
+    AtomKind, BoostParams, BoostTargets, Booster, MorfError, Node, Patches, ScoreOptions, Tree,
+    NO_NODE,
 };
 use ndarray::Array2;
 
@@ -57,12 +58,17 @@ fn children(tree: &Tree, id: u32) -> Option<(u32, u32)> {
 fn apply_gives_the_leaves_whose_values_sum_to_the_raw_scores() {
     let (x, y) = banded_images(300, 1);
     for model in models(&x, &y) {
-        let leaves = model.apply(x.view(), 1).unwrap();
+        let leaves = model.apply(x.view(), &ScoreOptions::new()).unwrap();
         let k_out = model.loss().n_outputs();
         assert_eq!(k_out, 3);
         assert_eq!(leaves.dim(), (x.nrows(), model.trees().len()));
-        assert_eq!(model.apply(x.view(), 2).unwrap(), leaves);
-        let raw = model.predict_raw(x.view(), 1).unwrap();
+        assert_eq!(
+            model
+                .apply(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            leaves
+        );
+        let raw = model.predict_raw(x.view(), &ScoreOptions::new()).unwrap();
         for (i, row_leaves) in leaves.rows().into_iter().enumerate() {
             let row = x.row(i).to_vec();
             let mut sums = vec![0.0; k_out];
@@ -81,12 +87,19 @@ fn apply_gives_the_leaves_whose_values_sum_to_the_raw_scores() {
 fn decision_paths_lead_from_the_root_to_the_leaves_of_apply() {
     let (x, y) = banded_images(120, 2);
     for model in models(&x, &y) {
-        let paths = model.decision_paths(x.view(), 1).unwrap();
+        let paths = model
+            .decision_paths(x.view(), &ScoreOptions::new())
+            .unwrap();
         let widths = model.path_widths();
         assert_eq!(widths.len(), model.trees().len());
         assert_eq!(paths.ncols(), widths.iter().sum::<usize>());
-        assert_eq!(model.decision_paths(x.view(), 2).unwrap(), paths);
-        let leaves = model.apply(x.view(), 1).unwrap();
+        assert_eq!(
+            model
+                .decision_paths(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            paths
+        );
+        let leaves = model.apply(x.view(), &ScoreOptions::new()).unwrap();
         for (i, row_paths) in paths.rows().into_iter().enumerate() {
             let mut blocks = row_paths.iter().copied();
             for (t, (tree, &width)) in model.trees().iter().zip(&widths).enumerate() {
@@ -115,6 +128,8 @@ fn inspecting_rows_of_the_wrong_width_is_an_error() {
     let narrow = Array2::<f32>::zeros((4, 35));
     let shape =
         |r: Result<Array2<u32>, MorfError>| matches!(r, Err(MorfError::ShapeMismatch { .. }));
-    assert!(shape(model.apply(narrow.view(), 1)));
-    assert!(shape(model.decision_paths(narrow.view(), 1)));
+    assert!(shape(model.apply(narrow.view(), &ScoreOptions::new())));
+    assert!(shape(
+        model.decision_paths(narrow.view(), &ScoreOptions::new())
+    ));
 }

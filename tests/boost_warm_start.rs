@@ -4,7 +4,7 @@
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, MaxFeatures, Patches,
-    ValidationSize,
+    ScoreOptions, ValidationSize,
 };
 use ndarray::Array2;
 
@@ -46,7 +46,7 @@ fn check_continued(params: impl Fn(usize) -> BoostParams, x: &Array2<f32>, targe
     let control = FitControl::new();
     let start = Booster::fit(&params(first), x.view(), targets, None).unwrap();
     assert_eq!(start.n_rounds(), first);
-    start.predict(x.view(), 1).unwrap();
+    start.predict(x.view(), &ScoreOptions::new()).unwrap();
     let continued = start
         .fit_more(&params(all), x.view(), targets, None, &control)
         .unwrap();
@@ -56,8 +56,8 @@ fn check_continued(params: impl Fn(usize) -> BoostParams, x: &Array2<f32>, targe
     assert_eq!(continued.to_bytes(), at_once.to_bytes());
     // The first model scored before it was continued: its layout must not carry over.
     assert_eq!(
-        continued.predict(x.view(), 1).unwrap(),
-        at_once.predict(x.view(), 1).unwrap()
+        continued.predict(x.view(), &ScoreOptions::new()).unwrap(),
+        at_once.predict(x.view(), &ScoreOptions::new()).unwrap()
     );
 }
 

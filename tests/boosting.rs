@@ -7,7 +7,7 @@ use morf_rs::atoms::SignedPatches;
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures,
-    MorfError, Node, Patches, Progress, ValidationSize, MAX_BOOSTED_TREES,
+    MorfError, Node, Patches, Progress, ScoreOptions, ValidationSize, MAX_BOOSTED_TREES,
 };
 use ndarray::Array2;
 
@@ -41,7 +41,7 @@ fn classes(labels: &[u32], n_classes: usize) -> BoostTargets<'_> {
 }
 
 fn accuracy(model: &Booster, x: &Array2<f32>, y: &[u32]) -> f64 {
-    let proba = model.predict(x.view(), 1).unwrap();
+    let proba = model.predict(x.view(), &ScoreOptions::new()).unwrap();
     let hits = proba
         .rows()
         .into_iter()
@@ -84,7 +84,7 @@ fn each_loss_learns_its_target() {
     let (x, y) = regression(1500, 3);
     let (x_test, y_test) = regression(1000, 4);
     let model = Booster::fit(&params, x.view(), BoostTargets::Values(&y), None).unwrap();
-    let predicted = model.predict(x_test.view(), 1).unwrap();
+    let predicted = model.predict(x_test.view(), &ScoreOptions::new()).unwrap();
     let mean = y_test.iter().sum::<f64>() / y_test.len() as f64;
     let residual: f64 = y_test
         .iter()
@@ -167,7 +167,9 @@ fn training_scores_follow_the_thresholds_that_scoring_uses() {
         ..BoostParams::default()
     };
     let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
-    let proba = model.predict(x.view(), 2).unwrap();
+    let proba = model
+        .predict(x.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap();
     let log_loss = y
         .iter()
         .enumerate()
@@ -276,8 +278,10 @@ fn progress_counts_trees_and_cancelling_stops_the_fit() {
     let stopped = Booster::fit_with(&params, x.view(), classes(&y, 3), None, &control);
     assert_eq!(stopped, Err(MorfError::Cancelled));
     let cancel = AtomicBool::new(true);
-    let raw = quiet.predict_raw_rounds_cancellable(x.view(), 0..20, 1, &cancel);
-    assert_eq!(raw, Err(MorfError::Cancelled));
+    let mut raw = Array2::zeros((x.nrows(), 3));
+    let stoppable = ScoreOptions::new().with_cancel(&cancel);
+    let result = quiet.predict_raw_rounds_into(x.view(), 0..20, raw.view_mut(), &stoppable);
+    assert_eq!(result, Err(MorfError::Cancelled));
 }
 
 #[test]
@@ -300,6 +304,19 @@ fn a_sample_of_weight_zero_is_a_sample_left_out() {
     assert!(unweighted.to_bytes() != without.to_bytes());
 }
 
+/// What the trees of `rounds` add to the raw scores of `x`'s rows, on `n_threads`.
+fn rounds_raw(
+    model: &Booster,
+    x: &Array2<f32>,
+    rounds: std::ops::Range<usize>,
+    n_threads: usize,
+) -> Result<Array2<f64>, MorfError> {
+    let mut raw = Array2::zeros((x.nrows(), model.loss().n_outputs()));
+    let options = ScoreOptions::new().with_threads(n_threads);
+    model.predict_raw_rounds_into(x.view(), rounds, raw.view_mut(), &options)?;
+    Ok(raw)
+}
+
 #[test]
 fn rounds_add_up_to_the_raw_scores() {
     let (x, y) = three_classes(300, 14);
@@ -308,16 +325,16 @@ fn rounds_add_up_to_the_raw_scores() {
         ..BoostParams::default()
     };
     let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
-    let raw = model.predict_raw(x.view(), 1).unwrap();
-    let first = model.predict_raw_rounds(x.view(), 0..3, 2).unwrap();
-    let rest = model.predict_raw_rounds(x.view(), 3..7, 1).unwrap();
+    let raw = model.predict_raw(x.view(), &ScoreOptions::new()).unwrap();
+    let first = rounds_raw(&model, &x, 0..3, 2).unwrap();
+    let rest = rounds_raw(&model, &x, 3..7, 1).unwrap();
     let baseline = ndarray::Array1::from(model.baseline().to_vec());
     let summed = &first + &rest + &baseline;
     assert!(raw
         .iter()
         .zip(summed.iter())
         .all(|(a, b)| (a - b).abs() < 1e-9));
-    assert!(model.predict_raw_rounds(x.view(), 3..8, 1).is_err());
+    assert!(rounds_raw(&model, &x, 3..8, 1).is_err());
     let proba = model.transform(raw.view());
     assert!(proba
         .rows()
@@ -466,7 +483,10 @@ fn bad_input_is_an_error_not_a_panic() {
     let mut infinity_at_scoring = Array2::<f32>::zeros((300, 10));
     infinity_at_scoring[[257, 2]] = f32::INFINITY;
     assert!(matches!(
-        model.predict(infinity_at_scoring.view(), 2),
+        model.predict(
+            infinity_at_scoring.view(),
+            &ScoreOptions::new().with_threads(2)
+        ),
         Err(MorfError::NonFiniteInput {
             row: 257,
             column: 2
@@ -474,7 +494,7 @@ fn bad_input_is_an_error_not_a_panic() {
     ));
     let narrow = Array2::<f32>::zeros((4, 9));
     assert!(matches!(
-        model.predict(narrow.view(), 1),
+        model.predict(narrow.view(), &ScoreOptions::new()),
         Err(MorfError::ShapeMismatch { .. })
     ));
 }
@@ -587,12 +607,14 @@ fn scoring_gives_bit_for_bit_the_raw_scores_of_a_walk_of_each_tree() {
                     row += &ndarray::ArrayView1::from(model.baseline());
                 }
                 assert_eq!(
-                    model.predict_raw(rows.view(), 1).unwrap(),
+                    model
+                        .predict_raw(rows.view(), &ScoreOptions::new())
+                        .unwrap(),
                     expected,
                     "{atoms:?}"
                 );
                 assert_eq!(
-                    model.predict_raw_rounds(rows.view(), 2..5, 1).unwrap(),
+                    rounds_raw(&model, rows, 2..5, 1).unwrap(),
                     walked_raw_scores(&model, rows, 2..5),
                     "{atoms:?}, rounds 2..5"
                 );
@@ -600,7 +622,7 @@ fn scoring_gives_bit_for_bit_the_raw_scores_of_a_walk_of_each_tree() {
                 for n in [1, 5, 8, 9] {
                     let few = rows.slice(ndarray::s![..n, ..]);
                     assert_eq!(
-                        model.predict_raw(few, 1).unwrap(),
+                        model.predict_raw(few, &ScoreOptions::new()).unwrap(),
                         expected.slice(ndarray::s![..n, ..]),
                         "{atoms:?}, {n} rows"
                     );
@@ -609,9 +631,15 @@ fn scoring_gives_bit_for_bit_the_raw_scores_of_a_walk_of_each_tree() {
             // The same rows as float64 and as bytes score the same.
             let x64 = x.mapv(f64::from);
             let x8 = x.mapv(|v| v as u8);
-            let raw = model.predict_raw(x.view(), 1).unwrap();
-            assert_eq!(model.predict_raw(x64.view(), 1).unwrap(), raw);
-            assert_eq!(model.predict_raw(x8.view(), 1).unwrap(), raw);
+            let raw = model.predict_raw(x.view(), &ScoreOptions::new()).unwrap();
+            assert_eq!(
+                model.predict_raw(x64.view(), &ScoreOptions::new()).unwrap(),
+                raw
+            );
+            assert_eq!(
+                model.predict_raw(x8.view(), &ScoreOptions::new()).unwrap(),
+                raw
+            );
         }
     }
 }
@@ -632,16 +660,23 @@ fn scores_are_the_same_for_any_number_of_threads_and_layout_of_x() {
     };
     let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
     let x = x.mapv(|v| v * 0.29 + 0.013);
-    let one = model.predict_raw(x.view(), 1).unwrap();
+    let one = model.predict_raw(x.view(), &ScoreOptions::new()).unwrap();
     let column_major = x.t().as_standard_layout().into_owned().reversed_axes();
     for n_threads in [2, 3, 4] {
         assert_eq!(
-            model.predict_raw(x.view(), n_threads).unwrap(),
+            model
+                .predict_raw(x.view(), &ScoreOptions::new().with_threads(n_threads))
+                .unwrap(),
             one,
             "{n_threads} threads"
         );
         assert_eq!(
-            model.predict_raw(column_major.view(), n_threads).unwrap(),
+            model
+                .predict_raw(
+                    column_major.view(),
+                    &ScoreOptions::new().with_threads(n_threads)
+                )
+                .unwrap(),
             one,
             "{n_threads} threads, column-major X"
         );
@@ -689,8 +724,10 @@ fn missing_values_go_to_the_side_learnt_at_fit() {
         assert_eq!(accuracy(&model, &x_test, &y_test), 1.0, "{atoms:?}");
         let reloaded = Booster::from_bytes(&model.to_bytes()).unwrap();
         assert_eq!(
-            reloaded.predict(x_test.view(), 2).unwrap(),
-            model.predict(x_test.view(), 1).unwrap()
+            reloaded
+                .predict(x_test.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            model.predict(x_test.view(), &ScoreOptions::new()).unwrap()
         );
     }
 }
@@ -711,7 +748,9 @@ fn with_missing_values_training_and_scoring_agree_and_threads_do_not_matter() {
     let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
     // Rows in a round's sample follow bins, the others thresholds and learnt sides,
     // as scoring does: both must reach the same leaves.
-    let proba = model.predict(x.view(), 2).unwrap();
+    let proba = model
+        .predict(x.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap();
     let log_loss = y
         .iter()
         .enumerate()
@@ -783,7 +822,7 @@ fn parameters_and_targets_that_would_give_non_finite_models_are_refused() {
     let large: Vec<f64> = values.iter().map(|v| v * 1e20).collect();
     let model = Booster::fit(&params, xr.view(), BoostTargets::Values(&large), None).unwrap();
     assert!(model
-        .predict(xr.view(), 1)
+        .predict(xr.view(), &ScoreOptions::new())
         .unwrap()
         .iter()
         .all(|p| p.is_finite()));

@@ -9,7 +9,7 @@ use ndarray::{Array2, Axis};
 use morf_rs::atoms::{Patches, Pooled, Reductions};
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Criterion, Explain, FitControl, Forest,
-    ForestParams, HonestPrior, Leaves, MaxFeatures, Node, Targets, Tree,
+    ForestParams, HonestPrior, Leaves, MaxFeatures, Node, ScoreOptions, Targets, Tree,
 };
 
 const SIDE: usize = 4;
@@ -104,9 +104,13 @@ fn forest_classifier_contributions_sum_to_the_probabilities() {
                     ..forest_params(atoms.clone())
                 };
                 let forest = Forest::fit(&params, x.view(), &y, 3, None).unwrap();
-                let contributions = forest.contributions(x.view(), 2).unwrap();
+                let contributions = forest
+                    .contributions(x.view(), &ScoreOptions::new().with_threads(2))
+                    .unwrap();
                 assert_eq!(contributions.dim(), (200, N_FEATURES + 1, 3));
-                let proba = forest.predict_proba(x.view(), 1).unwrap();
+                let proba = forest
+                    .predict_proba(x.view(), &ScoreOptions::new())
+                    .unwrap();
                 let error = sum_error(&contributions, &proba);
                 assert!(
                     error < 1e-6,
@@ -131,8 +135,12 @@ fn forest_regressor_contributions_sum_to_every_output() {
         let targets = Targets::Values(y.view());
         let control = FitControl::new();
         let forest = Forest::fit_with(&params, x.view(), targets, None, 0..6, &control).unwrap();
-        let contributions = forest.contributions(x.view(), 1).unwrap();
-        let values = forest.predict_values(x.view(), 1).unwrap();
+        let contributions = forest
+            .contributions(x.view(), &ScoreOptions::new())
+            .unwrap();
+        let values = forest
+            .predict_values(x.view(), &ScoreOptions::new())
+            .unwrap();
         let error = sum_error(&contributions, &values);
         assert!(error < 1e-9, "{name}: {error}");
     }
@@ -154,8 +162,10 @@ fn booster_contributions_sum_to_the_raw_scores() {
                     n_classes: n_classes as usize,
                 };
                 let model = Booster::fit(&params, x.view(), targets, None).unwrap();
-                let contributions = model.contributions(x.view(), 2).unwrap();
-                let raw = model.predict_raw(x.view(), 1).unwrap();
+                let contributions = model
+                    .contributions(x.view(), &ScoreOptions::new().with_threads(2))
+                    .unwrap();
+                let raw = model.predict_raw(x.view(), &ScoreOptions::new()).unwrap();
                 let total = contributions.sum_axis(Axis(1));
                 if n_classes == 2 {
                     // The one raw score in output 1; output 0 holds nothing.
@@ -185,9 +195,12 @@ fn booster_contributions_sum_to_the_raw_scores() {
         None,
     )
     .unwrap();
-    let contributions = model.contributions(x.view(), 1).unwrap();
+    let contributions = model.contributions(x.view(), &ScoreOptions::new()).unwrap();
     assert_eq!(contributions.dim(), (200, N_FEATURES + 1, 1));
-    let error = sum_error(&contributions, &model.predict_raw(x.view(), 1).unwrap());
+    let error = sum_error(
+        &contributions,
+        &model.predict_raw(x.view(), &ScoreOptions::new()).unwrap(),
+    );
     assert!(error < 1e-9, "regression: {error}");
 }
 
@@ -290,7 +303,9 @@ fn atom_contributions_are_the_shapley_values_of_each_trees_atoms() {
         let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
         let rows = x.slice(ndarray::s![..10, ..]);
         let never = AtomicBool::new(false);
-        let atoms = forest.atom_contributions(rows, 1, &never).unwrap();
+        let atoms = forest
+            .atom_contributions(rows, &ScoreOptions::new().with_cancel(&never))
+            .unwrap();
         let n_trees = forest.trees().len() as f64;
         for r in 0..rows.nrows() {
             let row = rows.row(r).to_vec();
@@ -312,7 +327,7 @@ fn atom_contributions_are_the_shapley_values_of_each_trees_atoms() {
             }
         }
         // The per-atom values of a row sum as the per-feature ones do.
-        let per_feature = forest.contributions(rows, 1).unwrap();
+        let per_feature = forest.contributions(rows, &ScoreOptions::new()).unwrap();
         for r in 0..rows.nrows() {
             let total: f64 = (0..atoms.sample.len())
                 .filter(|&e| atoms.sample[e] as usize == r)
@@ -329,14 +344,33 @@ fn atom_contributions_are_the_shapley_values_of_each_trees_atoms() {
 fn contributions_are_the_same_for_any_number_of_threads() {
     let (x, y) = images(300, 3, true, 7);
     let forest = Forest::fit(&forest_params(patches()), x.view(), &y, 3, None).unwrap();
-    let one = forest.contributions(x.view(), 1).unwrap();
-    assert_eq!(one, forest.contributions(x.view(), 2).unwrap());
-    assert_eq!(one, forest.contributions(x.view(), 0).unwrap());
+    let one = forest
+        .contributions(x.view(), &ScoreOptions::new())
+        .unwrap();
+    assert_eq!(
+        one,
+        forest
+            .contributions(x.view(), &ScoreOptions::new().with_threads(2))
+            .unwrap()
+    );
+    assert_eq!(
+        one,
+        forest
+            .contributions(x.view(), &ScoreOptions::new().with_threads(0))
+            .unwrap()
+    );
     let never = AtomicBool::new(false);
-    let atoms = forest.atom_contributions(x.view(), 1, &never).unwrap();
+    let atoms = forest
+        .atom_contributions(x.view(), &ScoreOptions::new().with_cancel(&never))
+        .unwrap();
     assert_eq!(
         atoms,
-        forest.atom_contributions(x.view(), 2, &never).unwrap()
+        forest
+            .atom_contributions(
+                x.view(),
+                &ScoreOptions::new().with_threads(2).with_cancel(&never)
+            )
+            .unwrap()
     );
 }
 
@@ -357,22 +391,37 @@ fn contributions_refuse_what_they_cannot_explain() {
         .flat_map(|t| t.nodes())
         .any(|n| matches!(n, Node::Leaf { value: None }));
     assert!(silent, "the test needs leaves that cast no vote");
-    let error = forest.contributions(x.view(), 1).unwrap_err().to_string();
+    let error = forest
+        .contributions(x.view(), &ScoreOptions::new())
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("cast no vote"), "{error}");
 
     let forest = Forest::fit(&forest_params(patches()), x.view(), &y, 2, None).unwrap();
     let narrow = Array2::<f32>::zeros((3, N_FEATURES - 1));
-    assert!(forest.contributions(narrow.view(), 1).is_err());
+    assert!(forest
+        .contributions(narrow.view(), &ScoreOptions::new())
+        .is_err());
     let mut bad = x.slice(ndarray::s![..3, ..]).to_owned();
     bad[[1, 2]] = f32::INFINITY;
-    assert!(forest.contributions(bad.view(), 1).is_err());
+    assert!(forest
+        .contributions(bad.view(), &ScoreOptions::new())
+        .is_err());
     let cancelled = AtomicBool::new(true);
     let mut out = Array2::zeros((100, (N_FEATURES + 1) * 2));
-    let result = forest.contributions_into(x.view(), out.view_mut(), 1, &cancelled);
+    let result = forest.contributions_into(
+        x.view(),
+        out.view_mut(),
+        &ScoreOptions::new().with_cancel(&cancelled),
+    );
     assert!(result.is_err());
     let mut wrong = Array2::zeros((100, N_FEATURES));
     let never = AtomicBool::new(false);
     assert!(forest
-        .contributions_into(x.view(), wrong.view_mut(), 1, &never)
+        .contributions_into(
+            x.view(),
+            wrong.view_mut(),
+            &ScoreOptions::new().with_cancel(&never)
+        )
         .is_err());
 }

@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, FitControl, Forest, ForestParams, MorfError, Patches, Progress, Targets};
+use morf_rs::{
+    AtomKind, FitControl, Forest, ForestParams, MorfError, Patches, Progress, ScoreOptions, Targets,
+};
 use ndarray::Array2;
 
 /// Whole-valued rows of 40 cells, class 1 holding a longer run: trees grow deep enough
@@ -172,23 +174,47 @@ fn scoring_stops_when_the_flag_is_set_and_is_unchanged_otherwise() {
             let never = AtomicBool::new(false);
             assert_eq!(
                 forest
-                    .predict_proba_cancellable(x.view(), n_threads, &never)
+                    .predict_proba(
+                        x.view(),
+                        &ScoreOptions::new()
+                            .with_threads(n_threads)
+                            .with_cancel(&never)
+                    )
                     .unwrap(),
-                forest.predict_proba(x.view(), n_threads).unwrap()
+                forest
+                    .predict_proba(x.view(), &ScoreOptions::new().with_threads(n_threads))
+                    .unwrap()
             );
             assert_eq!(
                 forest
-                    .apply_cancellable(x.view(), n_threads, &never)
+                    .apply(
+                        x.view(),
+                        &ScoreOptions::new()
+                            .with_threads(n_threads)
+                            .with_cancel(&never)
+                    )
                     .unwrap(),
-                forest.apply(x.view(), n_threads).unwrap()
+                forest
+                    .apply(x.view(), &ScoreOptions::new().with_threads(n_threads))
+                    .unwrap()
             );
             let cancel = AtomicBool::new(true);
             assert_eq!(
-                forest.predict_proba_cancellable(x.view(), n_threads, &cancel),
+                forest.predict_proba(
+                    x.view(),
+                    &ScoreOptions::new()
+                        .with_threads(n_threads)
+                        .with_cancel(&cancel)
+                ),
                 Err(MorfError::Cancelled)
             );
             assert_eq!(
-                forest.apply_cancellable(x.view(), n_threads, &cancel),
+                forest.apply(
+                    x.view(),
+                    &ScoreOptions::new()
+                        .with_threads(n_threads)
+                        .with_cancel(&cancel)
+                ),
                 Err(MorfError::Cancelled)
             );
         }

@@ -3,7 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Forest, ForestParams, HonestPrior, MaxFeatures, Patches, MAX_CLASSES, MAX_FEATURES,
+    AtomKind, Forest, ForestParams, HonestPrior, MaxFeatures, Patches, ScoreOptions, MAX_CLASSES,
+    MAX_FEATURES,
 };
 use ndarray::Array2;
 use serde::Serialize;
@@ -69,15 +70,19 @@ fn scores_safely(forest: &Forest, x: &Array2<f32>) {
     forest.tree_stats();
     if forest.n_features() != x.ncols() {
         // A flip in the feature count: X no longer fits, and says so.
-        assert!(forest.predict_proba(x.view(), 1).is_err());
+        assert!(forest
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .is_err());
         return;
     }
-    let proba = forest.predict_proba(x.view(), 1).unwrap();
+    let proba = forest
+        .predict_proba(x.view(), &ScoreOptions::new())
+        .unwrap();
     for row in proba.rows() {
         assert!(row.iter().all(|&p| (0.0..=1.0).contains(&p)), "{row}");
         assert!((row.sum() - 1.0).abs() < 1e-9, "{row}");
     }
-    forest.apply(x.view(), 1).unwrap();
+    forest.apply(x.view(), &ScoreOptions::new()).unwrap();
     for importances in [
         forest.split_count_importances().unwrap(),
         forest.impurity_importances().unwrap(),
@@ -97,13 +102,17 @@ fn every_single_bit_flip_is_rejected_or_changes_no_prediction() {
     let (x, _) = halves(60, 2);
     for forest in small_forests() {
         let bytes = forest.to_bytes();
-        let expected = forest.predict_proba(x.view(), 1).unwrap();
+        let expected = forest
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap();
         let mut loaded = 0;
         for bit in 0..8 * bytes.len() {
             if let Ok(damaged) = Forest::from_bytes(&flip(&bytes, bit)) {
                 loaded += 1;
                 assert_eq!(
-                    damaged.predict_proba(x.view(), 1).unwrap(),
+                    damaged
+                        .predict_proba(x.view(), &ScoreOptions::new())
+                        .unwrap(),
                     expected,
                     "bit {bit}"
                 );
@@ -234,7 +243,11 @@ fn crafted_counts_and_values_are_rejected_with_the_reason() {
     let x = Array2::from_shape_vec((2, 3), vec![0.0f32, 1.0, 2.0, 1.0, 0.0, 0.0]).unwrap();
     let forest = stump.load().unwrap();
     assert_eq!(
-        forest.predict_proba(x.view(), 1).unwrap().row(1).to_vec(),
+        forest
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap()
+            .row(1)
+            .to_vec(),
         [0.25, 0.75]
     );
 
@@ -354,7 +367,9 @@ fn results_too_large_for_memory_are_an_error_not_an_abort() {
     tree.nodes[2] = NodeV2::Leaf { posterior: None };
     let forest = crafted.load().unwrap();
     let rows = Array2::<f32>::zeros((1_000_000, 3));
-    let error = forest.predict_proba(rows.view(), 1).unwrap_err();
+    let error = forest
+        .predict_proba(rows.view(), &ScoreOptions::new())
+        .unwrap_err();
     assert!(
         matches!(error, morf_rs::MorfError::OutOfMemory { .. }),
         "{error}"

@@ -7,7 +7,7 @@ use morf_rs::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples,
-    Patches, Targets,
+    Patches, ScoreOptions, Targets,
 };
 use ndarray::Array2;
 
@@ -32,7 +32,7 @@ fn runs_on_a_cycle(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
 }
 
 fn error_rate(forest: &Forest, x: &Array2<f32>, y: &[u32]) -> f64 {
-    let predicted = forest.predict(x.view(), 1).unwrap();
+    let predicted = forest.predict(x.view(), &ScoreOptions::new()).unwrap();
     predicted.iter().zip(y).filter(|(p, t)| p != t).count() as f64 / y.len() as f64
 }
 
@@ -135,8 +135,11 @@ fn one_and_four_threads_grow_identical_forests() {
         .unwrap();
         assert_eq!(single.to_bytes(), four.to_bytes(), "{:?}", params.atoms);
         assert_eq!(
-            single.predict_proba(x.view(), 1).unwrap(),
-            four.predict_proba(x.view(), 4).unwrap()
+            single
+                .predict_proba(x.view(), &ScoreOptions::new())
+                .unwrap(),
+            four.predict_proba(x.view(), &ScoreOptions::new().with_threads(4))
+                .unwrap()
         );
         let other_seed = Forest::fit(
             &ForestParams {
@@ -212,12 +215,18 @@ fn saved_forests_predict_identically_and_damage_is_an_error() {
         let restored = Forest::from_bytes(&bytes).unwrap();
         assert_eq!(restored, forest);
         assert_eq!(
-            restored.predict_proba(x.view(), 2).unwrap(),
-            forest.predict_proba(x.view(), 2).unwrap()
+            restored
+                .predict_proba(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            forest
+                .predict_proba(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap()
         );
         assert_eq!(
-            restored.apply(x.view(), 2).unwrap(),
-            forest.apply(x.view(), 1).unwrap()
+            restored
+                .apply(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            forest.apply(x.view(), &ScoreOptions::new()).unwrap()
         );
 
         // Truncated or altered bytes load as an error or as some valid forest, never a
@@ -229,7 +238,9 @@ fn saved_forests_predict_identically_and_damage_is_an_error() {
             let mut damaged = bytes.clone();
             damaged[position] ^= 0xA5;
             if let Ok(loaded) = Forest::from_bytes(&damaged) {
-                loaded.predict_proba(x.view(), 1).unwrap();
+                loaded
+                    .predict_proba(x.view(), &ScoreOptions::new())
+                    .unwrap();
             }
         }
     }
@@ -296,8 +307,13 @@ fn byte_valued_input_trains_as_its_shifted_float_copy_does() {
             let depth = stats.iter().map(|s| s.mean_leaf_depth).sum::<f64>() / stats.len() as f64;
             assert!(depth > 8.0, "mean leaf depth {depth}");
             let shifted = Forest::fit(&params, x_shifted.view(), &y, 2, None).unwrap();
-            let p = bytes.predict_proba(x.view(), 1).unwrap();
-            assert_eq!(p, shifted.predict_proba(x_shifted.view(), 1).unwrap());
+            let p = bytes.predict_proba(x.view(), &ScoreOptions::new()).unwrap();
+            assert_eq!(
+                p,
+                shifted
+                    .predict_proba(x_shifted.view(), &ScoreOptions::new())
+                    .unwrap()
+            );
             saved.push(bytes.to_bytes());
         }
         assert_eq!(saved[0], saved[1], "1 and 3 threads grow the same forest");
@@ -354,8 +370,12 @@ fn patch_forests_searched_through_running_sums_grow_as_on_x_itself() {
             assert!(depth > 8.0, "mean leaf depth {depth}");
             let shifted = Forest::fit(&params, x_shifted.view(), &y, 2, None).unwrap();
             assert_eq!(
-                forest.predict_proba(x.view(), 1).unwrap(),
-                shifted.predict_proba(x_shifted.view(), 1).unwrap(),
+                forest
+                    .predict_proba(x.view(), &ScoreOptions::new())
+                    .unwrap(),
+                shifted
+                    .predict_proba(x_shifted.view(), &ScoreOptions::new())
+                    .unwrap(),
                 "scale {scale}, {n_threads} threads"
             );
             saved.push(forest.to_bytes());
@@ -444,8 +464,12 @@ fn zero_weight_samples_are_as_good_as_absent() {
     let weighted = Forest::fit(&params, x.view(), &y, 2, Some(&weights)).unwrap();
     let dropped = Forest::fit(&params, x_kept.view(), &y_kept, 2, None).unwrap();
     assert_eq!(
-        weighted.predict_proba(x.view(), 1).unwrap(),
-        dropped.predict_proba(x.view(), 1).unwrap()
+        weighted
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap(),
+        dropped
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap()
     );
 }
 
@@ -471,7 +495,7 @@ fn growth_limits_are_respected() {
         ..ForestParams::default()
     };
     let forest = Forest::fit(&big_leaves, x.view(), &y, 2, None).unwrap();
-    let leaves = forest.apply(x.view(), 1).unwrap();
+    let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
     for tree in 0..8 {
         let mut per_leaf = std::collections::HashMap::new();
         for &leaf in leaves.column(tree) {
@@ -534,7 +558,9 @@ fn subsampling_and_honesty_give_valid_probabilities() {
                 ..ForestParams::default()
             };
             let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
-            let proba = forest.predict_proba(x.view(), 2).unwrap();
+            let proba = forest
+                .predict_proba(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap();
             for row in proba.rows() {
                 assert!(
                     (row.sum() - 1.0).abs() < 1e-12 && row.iter().all(|p| (0.0..=1.0).contains(p))
@@ -549,7 +575,11 @@ fn subsampling_and_honesty_give_valid_probabilities() {
 fn one_class_and_float64_input_work() {
     let (x, _) = one_informative_feature(50, 9);
     let forest = Forest::fit(&ForestParams::default(), x.view(), &[0; 50], 1, None).unwrap();
-    assert!(forest.predict(x.view(), 1).unwrap().iter().all(|&c| c == 0));
+    assert!(forest
+        .predict(x.view(), &ScoreOptions::new())
+        .unwrap()
+        .iter()
+        .all(|&c| c == 0));
 
     let (x, y) = one_informative_feature(100, 10);
     let x64 = x.mapv(f64::from);
@@ -563,7 +593,11 @@ fn one_class_and_float64_input_work() {
     // A transposed (Fortran-order) view is read correctly too.
     let fortran = x.t().to_owned();
     assert_eq!(
-        from32.predict_proba(fortran.t(), 1).unwrap(),
-        from32.predict_proba(x.view(), 1).unwrap()
+        from32
+            .predict_proba(fortran.t(), &ScoreOptions::new())
+            .unwrap(),
+        from32
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap()
     );
 }

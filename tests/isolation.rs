@@ -4,6 +4,7 @@
 use morf_rs::rng::Rng;
 use morf_rs::{
     average_path_length, AtomKind, IsolationForest, IsolationParams, MorfError, Node, Patches,
+    ScoreOptions,
 };
 use ndarray::{Array2, ArrayView1};
 
@@ -53,7 +54,9 @@ fn planted_anomalies_score_above_the_other_rows_for_every_family() {
             ..IsolationParams::default()
         };
         let forest = IsolationForest::fit(&params, x.view()).unwrap();
-        let scores = forest.anomaly_scores(x.view(), 1).unwrap();
+        let scores = forest
+            .anomaly_scores(x.view(), &ScoreOptions::new())
+            .unwrap();
         let auc = auc(scores.view(), 20);
         assert!(auc > 0.9, "{atoms:?}: AUC {auc}");
         assert!(scores.iter().all(|&s| s > 0.0 && s <= 1.0));
@@ -89,9 +92,13 @@ fn scores_are_two_to_the_minus_mean_path_length_over_c_of_max_samples() {
         };
         let forest = IsolationForest::fit(&params, x.view()).unwrap();
         assert_eq!(forest.max_samples(), 50);
-        let scores = forest.anomaly_scores(x.view(), 2).unwrap();
-        let lengths = forest.mean_path_lengths(x.view(), 1).unwrap();
-        let leaves = forest.apply(x.view(), 1).unwrap();
+        let scores = forest
+            .anomaly_scores(x.view(), &ScoreOptions::new().with_threads(2))
+            .unwrap();
+        let lengths = forest
+            .mean_path_lengths(x.view(), &ScoreOptions::new())
+            .unwrap();
+        let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
         for (i, row) in x.rows().into_iter().enumerate() {
             let row = row.as_slice().unwrap();
             let total: f64 = forest.trees().iter().map(|t| path_length(t, row)).sum();
@@ -132,8 +139,9 @@ fn the_forest_is_the_same_for_any_number_of_threads_and_reads_back_from_bytes() 
         let read = IsolationForest::from_bytes(&bytes).unwrap();
         assert_eq!(read, one);
         assert_eq!(
-            read.anomaly_scores(x.view(), 1).unwrap(),
-            one.anomaly_scores(x.view(), 2).unwrap()
+            read.anomaly_scores(x.view(), &ScoreOptions::new()).unwrap(),
+            one.anomaly_scores(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap()
         );
         // Another seed, another forest.
         let other = IsolationParams {
@@ -156,14 +164,18 @@ fn constant_rows_make_one_leaf_and_one_row_per_tree_scores_one_half() {
         assert_eq!(tree.nodes().len(), 1);
         assert_eq!(tree.leaf_values(0).unwrap()[0], average_path_length(40));
     }
-    let scores = forest.anomaly_scores(x.view(), 1).unwrap();
+    let scores = forest
+        .anomaly_scores(x.view(), &ScoreOptions::new())
+        .unwrap();
     assert!(scores.iter().all(|&s| (s - 0.5).abs() < 1e-12), "{scores}");
     let single = IsolationParams {
         max_samples: Some(1),
         ..IsolationParams::default()
     };
     let forest = IsolationForest::fit(&single, x.view()).unwrap();
-    let scores = forest.anomaly_scores(x.view(), 1).unwrap();
+    let scores = forest
+        .anomaly_scores(x.view(), &ScoreOptions::new())
+        .unwrap();
     assert!(scores.iter().all(|&s| s == 0.5));
 }
 
@@ -198,10 +210,12 @@ fn bad_input_gets_errors_that_say_what_to_fix() {
     let forest = IsolationForest::fit(&IsolationParams::default(), x.view()).unwrap();
     let narrow = Array2::<f32>::zeros((4, 63));
     assert!(matches!(
-        forest.anomaly_scores(narrow.view(), 1),
+        forest.anomaly_scores(narrow.view(), &ScoreOptions::new()),
         Err(MorfError::ShapeMismatch { .. })
     ));
-    let error = forest.anomaly_scores(infinite.view(), 2).unwrap_err();
+    let error = forest
+        .anomaly_scores(infinite.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap_err();
     assert!(
         matches!(error, MorfError::NonFiniteInput { row: 3, column: 4 }),
         "{error}"

@@ -3,7 +3,7 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Forest, ForestParams, MaxFeatures, MorfError, Patches, MAX_ESTIMATORS,
+    AtomKind, Forest, ForestParams, MaxFeatures, MorfError, Patches, ScoreOptions, MAX_ESTIMATORS,
     MAX_NODE_PROJECTIONS,
 };
 use ndarray::Array2;
@@ -97,8 +97,10 @@ fn more_threads_than_cores_train_the_same_forest() {
     let forest = Forest::fit(&many, x.view(), &y, 2, None).unwrap();
     assert_eq!(forest, one);
     assert_eq!(
-        forest.predict_proba(x.view(), 1 << 40).unwrap(),
-        one.predict_proba(x.view(), 1).unwrap()
+        forest
+            .predict_proba(x.view(), &ScoreOptions::new().with_threads(1 << 40))
+            .unwrap(),
+        one.predict_proba(x.view(), &ScoreOptions::new()).unwrap()
     );
 }
 
@@ -127,7 +129,9 @@ fn weights_train_the_same_trees_at_any_scale() {
         for weight in [1e160, 1e308, f64::MAX, 1e-300] {
             let forest = fit(&vec![weight; 80]);
             assert_eq!(forest, unweighted, "weight {weight:e}");
-            let proba = forest.predict_proba(x.view(), 1).unwrap();
+            let proba = forest
+                .predict_proba(x.view(), &ScoreOptions::new())
+                .unwrap();
             assert!(proba.iter().all(|p| p.is_finite()));
         }
     }

@@ -2,7 +2,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, MorfError, Patches, Targets,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, MorfError, Patches,
+    ScoreOptions, Targets,
 };
 use ndarray::Array2;
 
@@ -78,11 +79,13 @@ fn merged_forests_average_all_their_trees() {
     let merged = Forest::merge([a.clone(), b.clone()]).unwrap();
     assert_eq!(merged.trees().len(), 12);
     let (pa, pb) = (
-        a.predict_proba(x.view(), 1).unwrap(),
-        b.predict_proba(x.view(), 1).unwrap(),
+        a.predict_proba(x.view(), &ScoreOptions::new()).unwrap(),
+        b.predict_proba(x.view(), &ScoreOptions::new()).unwrap(),
     );
     let mean = (&pa + &pb) / 2.0;
-    let merged_proba = merged.predict_proba(x.view(), 1).unwrap();
+    let merged_proba = merged
+        .predict_proba(x.view(), &ScoreOptions::new())
+        .unwrap();
     assert!(merged_proba
         .iter()
         .zip(&mean)

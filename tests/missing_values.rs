@@ -4,7 +4,7 @@
 //! child.
 
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, Forest, ForestParams, MaxFeatures, Node, Patches, Tree};
+use morf_rs::{AtomKind, Forest, ForestParams, MaxFeatures, Node, Patches, ScoreOptions, Tree};
 use ndarray::Array2;
 
 /// 4x4 images whose class is which half is brighter; a fraction `missing` of the
@@ -85,12 +85,19 @@ fn every_forest_kind_is_the_same_for_any_number_of_threads() {
             Forest::fit(&params, x.view(), &y, 2, None).unwrap()
         };
         let one = fit(1);
-        let proba = one.predict_proba(probe.view(), 1).unwrap();
+        let proba = one
+            .predict_proba(probe.view(), &ScoreOptions::new())
+            .unwrap();
         assert!(proba.iter().all(|p| p.is_finite()));
         for n_threads in [2, 3] {
             let other = fit(n_threads);
             assert_eq!(one.to_bytes(), other.to_bytes(), "{:?}", params.atoms);
-            assert_eq!(other.predict_proba(probe.view(), n_threads).unwrap(), proba);
+            assert_eq!(
+                other
+                    .predict_proba(probe.view(), &ScoreOptions::new().with_threads(n_threads))
+                    .unwrap(),
+                proba
+            );
         }
     }
 }
@@ -110,9 +117,16 @@ fn splits_learn_a_side_for_missing_values_and_keep_it_when_saved() {
         assert!(sides.iter().any(|&left| left) && sides.iter().any(|&left| !left));
         let loaded = Forest::from_bytes(&forest.to_bytes()).unwrap();
         assert_eq!(loaded.trees(), forest.trees());
-        let proba = forest.predict_proba(probe.view(), 1).unwrap();
-        assert_eq!(loaded.predict_proba(probe.view(), 1).unwrap(), proba);
-        let predicted = forest.predict(probe.view(), 1).unwrap();
+        let proba = forest
+            .predict_proba(probe.view(), &ScoreOptions::new())
+            .unwrap();
+        assert_eq!(
+            loaded
+                .predict_proba(probe.view(), &ScoreOptions::new())
+                .unwrap(),
+            proba
+        );
+        let predicted = forest.predict(probe.view(), &ScoreOptions::new()).unwrap();
         let accuracy = predicted
             .iter()
             .zip(&probe_y)
@@ -135,7 +149,7 @@ fn without_missing_values_at_training_they_follow_the_larger_child() {
         }
         // A row missing everywhere walks down the larger children to one leaf.
         let nowhere = Array2::from_elem((1, 16), f32::NAN);
-        let leaves = forest.apply(nowhere.view(), 1).unwrap();
+        let leaves = forest.apply(nowhere.view(), &ScoreOptions::new()).unwrap();
         for (tree, &leaf) in forest.trees().iter().zip(leaves.iter()) {
             let mut id = 0;
             while let Some((_, right, missing_left)) = splits(tree).find(|s| s.0 == id) {
@@ -153,7 +167,7 @@ fn infinity_is_refused_at_fit_and_predict() {
     x[[7, 3]] = f32::INFINITY;
     for error in [
         Forest::fit(&ForestParams::default(), x.view(), &y, 2, None).unwrap_err(),
-        forest.predict(x.view(), 1).unwrap_err(),
+        forest.predict(x.view(), &ScoreOptions::new()).unwrap_err(),
     ] {
         let message = error.to_string();
         assert!(
@@ -175,7 +189,9 @@ fn forests_saved_before_missing_values_send_them_right() {
             assert!(splits(tree).all(|(_, _, missing_left)| !missing_left));
         }
         let nowhere = Array2::from_elem((2, forest.n_features()), f32::NAN);
-        let proba = forest.predict_proba(nowhere.view(), 1).unwrap();
+        let proba = forest
+            .predict_proba(nowhere.view(), &ScoreOptions::new())
+            .unwrap();
         assert!(proba.iter().all(|p| p.is_finite()));
     }
 }

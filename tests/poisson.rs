@@ -3,7 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, Patches, Targets,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, Patches, ScoreOptions,
+    Targets,
 };
 use ndarray::Array2;
 
@@ -142,7 +143,9 @@ fn poisson_forests_learn_the_rates() {
             &y,
         )
         .unwrap();
-        let predicted = forest.predict_values(test_x.view(), 1).unwrap();
+        let predicted = forest
+            .predict_values(test_x.view(), &ScoreOptions::new())
+            .unwrap();
         let deviance = mean_deviance(&test_y, &predicted);
         assert!(deviance < 0.8 * baseline, "{deviance} vs {baseline}");
     }

@@ -5,6 +5,7 @@ use morf_rs::atoms::{Patches, Pooled, Reductions};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Forest, ForestParams, MaxFeatures, Node,
+    ScoreOptions,
 };
 use ndarray::Array2;
 
@@ -64,7 +65,9 @@ fn error(predicted: impl Iterator<Item = u32>, y: &[u32]) -> f64 {
 }
 
 fn forest_error(forest: &Forest, x: &Array2<f32>, y: &[u32]) -> f64 {
-    let proba = forest.predict_proba(x.view(), 1).unwrap();
+    let proba = forest
+        .predict_proba(x.view(), &ScoreOptions::new())
+        .unwrap();
     error(proba.rows().into_iter().map(|p| u32::from(p[1] > p[0])), y)
 }
 
@@ -102,7 +105,9 @@ fn pooled_patches_find_a_bump_wherever_it_lies_and_plain_ones_do_not() {
         n_classes: 2,
     };
     let booster = Booster::fit(&params, x.view(), labels, None).unwrap();
-    let proba = booster.predict(x_test.view(), 1).unwrap();
+    let proba = booster
+        .predict(x_test.view(), &ScoreOptions::new())
+        .unwrap();
     let boosted_error = error(
         proba.rows().into_iter().map(|p| u32::from(p[1] > p[0])),
         &y_test,
@@ -133,8 +138,15 @@ fn pooled_models_save_load_and_do_not_depend_on_threads() {
     assert!(pooled_splits > 20);
     let restored = Forest::from_bytes(&one.to_bytes()).unwrap();
     assert_eq!(restored, one);
-    let proba = one.predict_proba(probe.view(), 2).unwrap();
-    assert_eq!(restored.predict_proba(probe.view(), 1).unwrap(), proba);
+    let proba = one
+        .predict_proba(probe.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap();
+    assert_eq!(
+        restored
+            .predict_proba(probe.view(), &ScoreOptions::new())
+            .unwrap(),
+        proba
+    );
     assert!(proba.iter().all(|p| p.is_finite()));
 
     let boost = |n_threads| {
@@ -156,10 +168,10 @@ fn pooled_models_save_load_and_do_not_depend_on_threads() {
     let restored = Booster::from_bytes(&one.to_bytes()).unwrap();
     assert_eq!(restored, one);
     // Blocks of rows and rows one by one score pooled splits alike.
-    let proba = one.predict(probe.view(), 1).unwrap();
+    let proba = one.predict(probe.view(), &ScoreOptions::new()).unwrap();
     for i in 0..4 {
         let single = restored
-            .predict(probe.slice(ndarray::s![i..i + 1, ..]), 1)
+            .predict(probe.slice(ndarray::s![i..i + 1, ..]), &ScoreOptions::new())
             .unwrap();
         assert_eq!(single.row(0), proba.row(i));
     }

@@ -3,7 +3,7 @@
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, Leaves, MaxFeatures, Node,
-    Patches, Targets, Task,
+    Patches, ScoreOptions, Targets, Task,
 };
 use ndarray::{Array2, Axis};
 
@@ -79,7 +79,9 @@ fn fit(params: &ForestParams, x: &Array2<f32>, y: &Array2<f64>) -> Forest {
 }
 
 fn r2(forest: &Forest, x: &Array2<f32>, y: &Array2<f64>, output: usize) -> f64 {
-    let predicted = forest.predict_values(x.view(), 1).unwrap();
+    let predicted = forest
+        .predict_values(x.view(), &ScoreOptions::new())
+        .unwrap();
     let column = y.column(output);
     let mean = column.mean().unwrap();
     let residual: f64 = column
@@ -99,7 +101,9 @@ fn regression_forests_learn_every_output() {
         let forest = fit(&params, &x, &y);
         assert_eq!(forest.task(), Task::Regression { n_outputs: 2 });
         assert_eq!(forest.n_classes(), None);
-        let predicted = forest.predict_values(x_test.view(), 2).unwrap();
+        let predicted = forest
+            .predict_values(x_test.view(), &ScoreOptions::new().with_threads(2))
+            .unwrap();
         assert_eq!(predicted.dim(), (400, 2));
         // Patches of the 3x4 image are at least 2 cells wide sums: neither x3 alone nor
         // x3 - x7 is ever a split direction there.
@@ -146,8 +150,10 @@ fn leaves_predict_the_weighted_mean_of_their_samples() {
         &none(),
     )
     .unwrap();
-    let leaves = forest.apply(x.view(), 1).unwrap();
-    let predicted = forest.predict_values(x.view(), 1).unwrap();
+    let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
+    let predicted = forest
+        .predict_values(x.view(), &ScoreOptions::new())
+        .unwrap();
     let tree = &forest.trees()[0];
     for i in 0..300 {
         let leaf = leaves[[i, 0]];
@@ -185,7 +191,9 @@ fn constant_targets_grow_a_single_leaf() {
     )
     .unwrap();
     assert!(forest.tree_stats().iter().all(|s| s.n_nodes == 1));
-    let predicted = forest.predict_values(x.view(), 1).unwrap();
+    let predicted = forest
+        .predict_values(x.view(), &ScoreOptions::new())
+        .unwrap();
     assert!(predicted.iter().all(|&v| (v - 1.1).abs() < 1e-12));
 }
 
@@ -217,8 +225,12 @@ fn one_and_four_threads_grow_identical_regression_forests() {
                 .collect();
             assert_eq!(forests[0].to_bytes(), forests[1].to_bytes());
             assert_eq!(
-                forests[0].predict_values(x.view(), 1).unwrap(),
-                forests[1].predict_values(x.view(), 3).unwrap()
+                forests[0]
+                    .predict_values(x.view(), &ScoreOptions::new())
+                    .unwrap(),
+                forests[1]
+                    .predict_values(x.view(), &ScoreOptions::new().with_threads(3))
+                    .unwrap()
             );
         }
     }
@@ -244,8 +256,12 @@ fn byte_valued_input_grows_the_regression_trees_of_its_shifted_float_copy() {
         assert!(depth > 8.0, "mean leaf depth {depth}");
         let floats = fit(&params, &shifted, &y);
         assert_eq!(
-            bytes.predict_values(x.view(), 1).unwrap(),
-            floats.predict_values(shifted.view(), 1).unwrap()
+            bytes
+                .predict_values(x.view(), &ScoreOptions::new())
+                .unwrap(),
+            floats
+                .predict_values(shifted.view(), &ScoreOptions::new())
+                .unwrap()
         );
     }
 }
@@ -268,7 +284,9 @@ fn honest_regression_leaves_without_estimation_samples_follow_the_prior() {
             .filter(|n| matches!(n, Node::Leaf { value: None }))
             .count();
         assert_eq!(abstaining > 0, prior == HonestPrior::Ignore);
-        let predicted = forest.predict_values(x.view(), 1).unwrap();
+        let predicted = forest
+            .predict_values(x.view(), &ScoreOptions::new())
+            .unwrap();
         assert!(predicted.iter().all(|v| v.is_finite()));
         assert!(r2(&forest, &x, &y, 0) > 0.8);
     }
@@ -288,8 +306,10 @@ fn honest_regression_leaves_without_estimation_samples_follow_the_prior() {
     let mean = y.mean_axis(Axis(0)).unwrap();
     assert!((prior[0] - mean[0]).abs() < 0.5, "{prior:?} {mean:?}");
     let (probe, _) = two_outputs(2000, 13);
-    let leaves = forest.apply(probe.view(), 1).unwrap();
-    let predicted = forest.predict_values(probe.view(), 1).unwrap();
+    let leaves = forest.apply(probe.view(), &ScoreOptions::new()).unwrap();
+    let predicted = forest
+        .predict_values(probe.view(), &ScoreOptions::new())
+        .unwrap();
     let mut abstained = 0;
     for i in 0..2000 {
         if tree.leaf_values(leaves[[i, 0]] as usize).is_none() {
@@ -348,9 +368,13 @@ fn targets_must_fit_the_criterion_and_be_finite() {
     assert!(message.contains("Gini or Entropy"), "{message}");
 
     let forest = fit(&regression(AtomKind::AxisAligned), &x, &y);
-    assert!(forest.predict_proba(x.view(), 1).is_err());
+    assert!(forest
+        .predict_proba(x.view(), &ScoreOptions::new())
+        .is_err());
     let classifier = Forest::fit(&ForestParams::default(), x.view(), &labels, 2, None).unwrap();
-    assert!(classifier.predict_values(x.view(), 1).is_err());
+    assert!(classifier
+        .predict_values(x.view(), &ScoreOptions::new())
+        .is_err());
 }
 
 #[test]
@@ -362,8 +386,12 @@ fn saved_regression_forests_predict_identically() {
         let restored = Forest::from_bytes(&bytes).unwrap();
         assert_eq!(restored, forest);
         assert_eq!(
-            restored.predict_values(x.view(), 2).unwrap(),
-            forest.predict_values(x.view(), 1).unwrap()
+            restored
+                .predict_values(x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            forest
+                .predict_values(x.view(), &ScoreOptions::new())
+                .unwrap()
         );
         for position in (6..bytes.len()).step_by(17) {
             let mut damaged = bytes.clone();
@@ -372,7 +400,9 @@ fn saved_regression_forests_predict_identically() {
                 .ok()
                 .filter(|f| f.n_features() == 12)
             {
-                let predicted = loaded.predict_values(x.view(), 1).unwrap();
+                let predicted = loaded
+                    .predict_values(x.view(), &ScoreOptions::new())
+                    .unwrap();
                 assert!(predicted.iter().all(|v| v.is_finite()));
             }
         }

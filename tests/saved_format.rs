@@ -22,7 +22,7 @@ use morf_rs::atoms::{Patches, Pooled, Reductions, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Criterion, FitControl, Forest, ForestParams,
-    HonestPrior, MaxFeatures, Node, Targets, BOOSTER_FORMAT_VERSION, FORMAT_VERSION,
+    HonestPrior, MaxFeatures, Node, ScoreOptions, Targets, BOOSTER_FORMAT_VERSION, FORMAT_VERSION,
 };
 use ndarray::Array2;
 
@@ -110,7 +110,9 @@ fn write_current_version() {
         ..ForestParams::default()
     };
     let forest = Forest::fit(&params, x_train.view(), &y_train, 3, None).unwrap();
-    let proba = forest.predict_proba(probe.view(), 1).unwrap();
+    let proba = forest
+        .predict_proba(probe.view(), &ScoreOptions::new())
+        .unwrap();
     std::fs::create_dir_all(fixture("")).unwrap();
     let write = |name: String, bytes: Vec<u8>| std::fs::write(fixture(&name), bytes).unwrap();
     write(format!("forest_v{FORMAT_VERSION}.bin"), forest.to_bytes());
@@ -137,7 +139,9 @@ fn write_current_version() {
         &FitControl::new(),
     )
     .unwrap();
-    let predicted = regression.predict_values(probe.view(), 1).unwrap();
+    let predicted = regression
+        .predict_values(probe.view(), &ScoreOptions::new())
+        .unwrap();
     write(
         format!("regression_v{FORMAT_VERSION}.bin"),
         regression.to_bytes(),
@@ -159,7 +163,9 @@ fn write_current_version() {
         n_classes: 3,
     };
     let booster = Booster::fit(&params, x_train.view(), labels, None).unwrap();
-    let proba = booster.predict(probe_rows(40, 2).0.view(), 1).unwrap();
+    let proba = booster
+        .predict(probe_rows(40, 2).0.view(), &ScoreOptions::new())
+        .unwrap();
     write(
         format!("booster_v{BOOSTER_FORMAT_VERSION}.bin"),
         booster.to_bytes(),
@@ -187,7 +193,9 @@ fn saved_forests_of_every_version_load_and_predict_as_saved() {
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), version);
         let forest = Forest::from_bytes(&bytes).unwrap();
         let saved = read_little_endian(&format!("forest_v{version}_proba.bin"));
-        let proba = forest.predict_proba(probe.view(), 1).unwrap();
+        let proba = forest
+            .predict_proba(probe.view(), &ScoreOptions::new())
+            .unwrap();
         assert_eq!(
             proba.iter().copied().collect::<Vec<_>>(),
             saved,
@@ -252,7 +260,9 @@ fn saved_regression_forests_load_and_predict_as_saved() {
     for version in 3..=FORMAT_VERSION {
         let bytes = std::fs::read(fixture(&format!("regression_v{version}.bin"))).unwrap();
         let forest = Forest::from_bytes(&bytes).unwrap();
-        let predicted = forest.predict_values(probe_for(version).view(), 1).unwrap();
+        let predicted = forest
+            .predict_values(probe_for(version).view(), &ScoreOptions::new())
+            .unwrap();
         assert_eq!(predicted.ncols(), 2);
         assert_eq!(
             predicted.iter().copied().collect::<Vec<_>>(),
@@ -269,7 +279,9 @@ fn saved_boosters_of_every_version_load_and_predict_as_saved() {
         let bytes = std::fs::read(fixture(&format!("booster_v{version}.bin"))).unwrap();
         let booster = Booster::from_bytes(&bytes).unwrap();
         assert_eq!(booster.n_rounds(), 10);
-        let proba = booster.predict(probe_rows(40, 2).0.view(), 1).unwrap();
+        let proba = booster
+            .predict(probe_rows(40, 2).0.view(), &ScoreOptions::new())
+            .unwrap();
         assert_eq!(
             proba.iter().copied().collect::<Vec<_>>(),
             read_little_endian(&format!("booster_v{version}_proba.bin")),

@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use common::one_informative_feature;
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, Forest, ForestParams, MorfError, Patches};
-use ndarray::{concatenate, s, Array2, Axis, ShapeBuilder};
+use morf_rs::{AtomKind, Forest, ForestParams, MorfError, Patches, ScoreOptions};
+use ndarray::{s, Array2, ShapeBuilder};
 
 /// Whole values in 0..=255 (pixels), with the label carried by features 3 and 4.
 fn pixels(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
@@ -59,23 +59,57 @@ fn every_layout_and_element_type_scores_the_same() {
     let bytes = x.mapv(|v| v as u8);
     let wide = x.mapv(f64::from);
     for forest in forests() {
-        let proba = forest.predict_proba(x.view(), 1).unwrap();
-        let leaves = forest.apply(x.view(), 1).unwrap();
+        let proba = forest
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap();
+        let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
         for threads in [1, 3] {
             assert_eq!(
-                forest.predict_proba(fortran.view(), threads).unwrap(),
+                forest
+                    .predict_proba(fortran.view(), &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
                 proba
             );
-            assert_eq!(forest.predict_proba(bytes.view(), threads).unwrap(), proba);
-            assert_eq!(forest.predict_proba(wide.view(), threads).unwrap(), proba);
-            assert_eq!(forest.apply(fortran.view(), threads).unwrap(), leaves);
-            assert_eq!(forest.apply(bytes.view(), threads).unwrap(), leaves);
+            assert_eq!(
+                forest
+                    .predict_proba(bytes.view(), &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                proba
+            );
+            assert_eq!(
+                forest
+                    .predict_proba(wide.view(), &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                proba
+            );
+            assert_eq!(
+                forest
+                    .apply(fortran.view(), &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                leaves
+            );
+            assert_eq!(
+                forest
+                    .apply(bytes.view(), &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                leaves
+            );
             // A view whose rows are not contiguous: every other row of `doubled`.
             let strided = doubled.slice(s![..;2, ..]);
-            assert_eq!(forest.predict_proba(strided, threads).unwrap(), proba);
+            assert_eq!(
+                forest
+                    .predict_proba(strided, &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                proba
+            );
             // Negative strides: x's columns read backwards are x itself.
             let back = reversed_columns.slice(s![.., ..;-1]);
-            assert_eq!(forest.apply(back, threads).unwrap(), leaves);
+            assert_eq!(
+                forest
+                    .apply(back, &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                leaves
+            );
         }
     }
 }
@@ -84,7 +118,9 @@ fn every_layout_and_element_type_scores_the_same() {
 fn predict_is_the_argmax_of_the_probabilities() {
     let (x, _) = pixels(700, 3);
     for forest in forests() {
-        let proba = forest.predict_proba(x.view(), 1).unwrap();
+        let proba = forest
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap();
         let argmax: Vec<u32> = proba
             .rows()
             .into_iter()
@@ -94,7 +130,12 @@ fn predict_is_the_argmax_of_the_probabilities() {
             })
             .collect();
         for threads in [1, 2] {
-            assert_eq!(forest.predict(x.view(), threads).unwrap(), argmax);
+            assert_eq!(
+                forest
+                    .predict(x.view(), &ScoreOptions::new().with_threads(threads))
+                    .unwrap(),
+                argmax
+            );
         }
     }
 }
@@ -114,16 +155,25 @@ fn the_first_bad_value_is_reported_whatever_the_threads() {
         column: 7,
     };
     for threads in [1, 2, 3] {
-        assert_eq!(forest.predict_proba(x.view(), threads), Err(first.clone()));
-        assert_eq!(forest.apply(x.view(), threads), Err(first.clone()));
-        assert_eq!(forest.predict(x.view(), threads), Err(first.clone()));
+        assert_eq!(
+            forest.predict_proba(x.view(), &ScoreOptions::new().with_threads(threads)),
+            Err(first.clone())
+        );
+        assert_eq!(
+            forest.apply(x.view(), &ScoreOptions::new().with_threads(threads)),
+            Err(first.clone())
+        );
+        assert_eq!(
+            forest.predict(x.view(), &ScoreOptions::new().with_threads(threads)),
+            Err(first.clone())
+        );
     }
     // A finite float64 beyond float32's range would become infinite in the engine.
     let mut wide = x.slice(s![..3002, ..]).mapv(f64::from);
     wide[[3001, 7]] = 0.0;
     wide[[3001, 8]] = 1e300;
     assert_eq!(
-        forest.predict_proba(wide.view(), 2),
+        forest.predict_proba(wide.view(), &ScoreOptions::new().with_threads(2)),
         Err(MorfError::TooLargeForFloat32 {
             row: 3001,
             column: 8,
@@ -136,31 +186,55 @@ fn the_first_bad_value_is_reported_whatever_the_threads() {
 fn output_is_written_in_place_and_checked() {
     let (x, _) = pixels(500, 5);
     let forest = &forests()[1];
-    let expected = forest.predict_proba(x.view(), 1).unwrap();
+    let expected = forest
+        .predict_proba(x.view(), &ScoreOptions::new())
+        .unwrap();
     let never = AtomicBool::new(false);
     // Rows of a larger array, as a caller filling one output block by block would.
     let mut out = Array2::from_elem((600, 3), -1.0);
     forest
-        .predict_proba_into(x.view(), out.slice_mut(s![100.., ..]), 2, &never)
+        .predict_proba_into(
+            x.view(),
+            out.slice_mut(s![100.., ..]),
+            &ScoreOptions::new().with_threads(2).with_cancel(&never),
+        )
         .unwrap();
     assert_eq!(out.slice(s![100.., ..]), expected);
     assert!(out.slice(s![..100, ..]).iter().all(|&p| p == -1.0));
 
     let mut leaves = Array2::<i64>::zeros((500, 9));
     forest
-        .apply_into(x.view(), leaves.view_mut(), 2, &never)
+        .apply_into(
+            x.view(),
+            leaves.view_mut(),
+            &ScoreOptions::new().with_threads(2).with_cancel(&never),
+        )
         .unwrap();
-    assert_eq!(leaves, forest.apply(x.view(), 1).unwrap().mapv(i64::from));
+    assert_eq!(
+        leaves,
+        forest
+            .apply(x.view(), &ScoreOptions::new())
+            .unwrap()
+            .mapv(i64::from)
+    );
 
     let mut wrong_shape = Array2::zeros((500, 2));
     let message = forest
-        .predict_proba_into(x.view(), wrong_shape.view_mut(), 1, &never)
+        .predict_proba_into(
+            x.view(),
+            wrong_shape.view_mut(),
+            &ScoreOptions::new().with_cancel(&never),
+        )
         .unwrap_err()
         .to_string();
     assert!(message.contains("must have shape (500, 3)"), "{message}");
     let mut column_major = Array2::zeros((500, 3).f());
     let message = forest
-        .predict_proba_into(x.view(), column_major.view_mut(), 1, &never)
+        .predict_proba_into(
+            x.view(),
+            column_major.view_mut(),
+            &ScoreOptions::new().with_cancel(&never),
+        )
         .unwrap_err()
         .to_string();
     assert!(message.contains("row-major"), "{message}");
@@ -170,12 +244,27 @@ fn output_is_written_in_place_and_checked() {
 fn no_rows_score_to_empty_output() {
     let forest = &forests()[0];
     let none = Array2::<f32>::zeros((0, 12));
-    assert_eq!(forest.predict_proba(none.view(), 2).unwrap().dim(), (0, 3));
-    assert_eq!(forest.apply(none.view(), 2).unwrap().dim(), (0, 9));
-    assert!(forest.predict(none.view(), 2).unwrap().is_empty());
+    assert_eq!(
+        forest
+            .predict_proba(none.view(), &ScoreOptions::new().with_threads(2))
+            .unwrap()
+            .dim(),
+        (0, 3)
+    );
+    assert_eq!(
+        forest
+            .apply(none.view(), &ScoreOptions::new().with_threads(2))
+            .unwrap()
+            .dim(),
+        (0, 9)
+    );
+    assert!(forest
+        .predict(none.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap()
+        .is_empty());
     let narrow = Array2::<f32>::zeros((0, 11));
     assert!(matches!(
-        forest.predict_proba(narrow.view(), 1),
+        forest.predict_proba(narrow.view(), &ScoreOptions::new()),
         Err(MorfError::ShapeMismatch { .. })
     ));
 }
@@ -188,11 +277,22 @@ fn every_scoring_entry_stops_once_cancelled() {
     let mut out = Array2::zeros((2000, 3));
     for threads in [1, 2] {
         assert_eq!(
-            forest.predict_cancellable(x.view(), threads, &cancelled),
+            forest.predict(
+                x.view(),
+                &ScoreOptions::new()
+                    .with_threads(threads)
+                    .with_cancel(&cancelled)
+            ),
             Err(MorfError::Cancelled)
         );
         assert_eq!(
-            forest.predict_proba_into(x.view(), out.view_mut(), threads, &cancelled),
+            forest.predict_proba_into(
+                x.view(),
+                out.view_mut(),
+                &ScoreOptions::new()
+                    .with_threads(threads)
+                    .with_cancel(&cancelled)
+            ),
             Err(MorfError::Cancelled)
         );
     }
@@ -200,18 +300,24 @@ fn every_scoring_entry_stops_once_cancelled() {
 
 #[test]
 fn a_stream_of_blocks_scores_as_one_array() {
-    let (x, _) = pixels(1300, 6);
+    let (x, _) = pixels(2600, 6);
+    // One options value for the whole stream: its threads start once, and are kept.
+    let options = ScoreOptions::new().with_threads(2);
     for forest in forests() {
-        let expected = forest.predict_proba(x.view(), 1).unwrap();
-        let bounds = [0, 1, 129, 130, 700, 1300];
-        let views = bounds.windows(2).map(|w| x.slice(s![w[0]..w[1], ..]));
-        let blocks: Vec<Array2<f64>> = forest
-            .predict_proba_blocks(views, 2)
-            .unwrap()
-            .collect::<Result<_, _>>()
+        let expected = forest
+            .predict_proba(x.view(), &ScoreOptions::new())
             .unwrap();
-        let views: Vec<_> = blocks.iter().map(|b| b.view()).collect();
-        assert_eq!(concatenate(Axis(0), &views).unwrap(), expected);
+        let bounds = [0, 1, 129, 130, 700, 2600];
+        let mut out = Array2::from_elem((2600, 3), -1.0);
+        for w in bounds.windows(2) {
+            let block = x.slice(s![w[0]..w[1], ..]);
+            let block_out = out.slice_mut(s![w[0]..w[1], ..]);
+            forest
+                .predict_proba_into(block, block_out, &options)
+                .unwrap();
+        }
+        assert_eq!(out, expected);
+        assert!(format!("{options:?}").contains("pool_started: true"));
         // Owned blocks, as a reader produces them; one bad block fails alone.
         let owned = (0..3).map(|i| {
             let mut block = x.slice(s![i * 100..(i + 1) * 100, ..]).to_owned();
@@ -220,7 +326,9 @@ fn a_stream_of_blocks_scores_as_one_array() {
             }
             block
         });
-        let results: Vec<_> = forest.predict_proba_blocks(owned, 1).unwrap().collect();
+        let results: Vec<_> = owned
+            .map(|block| forest.predict_proba(block.view(), &options))
+            .collect();
         assert_eq!(results[0].as_ref().unwrap(), &expected.slice(s![..100, ..]));
         assert_eq!(
             results[1],
@@ -231,6 +339,26 @@ fn a_stream_of_blocks_scores_as_one_array() {
             &expected.slice(s![200..300, ..])
         );
     }
+}
+
+#[test]
+fn score_options_start_threads_once_and_only_for_calls_large_enough_to_share() {
+    let (x, _) = pixels(2000, 8);
+    let forest = &forests()[1];
+    let started = |options: &ScoreOptions| format!("{options:?}").contains("pool_started: true");
+    let options = ScoreOptions::new().with_threads(2);
+    let few = forest
+        .predict_proba(x.slice(s![..1000, ..]), &options)
+        .unwrap();
+    assert!(!started(&options));
+    let all = forest.predict_proba(x.view(), &options).unwrap();
+    assert!(started(&options));
+    assert_eq!(all.slice(s![..1000, ..]), few);
+    // A copy starts threads of its own; one thread never starts any.
+    assert!(!started(&options.clone()));
+    let one = ScoreOptions::new();
+    assert_eq!(forest.predict_proba(x.view(), &one).unwrap(), all);
+    assert!(!started(&one));
 }
 
 #[test]
@@ -249,12 +377,18 @@ fn large_batches_score_the_same_in_parallel() {
     .unwrap();
     let (big, _) = one_informative_feature(5000, 13);
     assert_eq!(
-        forest.predict_proba(big.view(), 1).unwrap(),
-        forest.predict_proba(big.view(), 3).unwrap()
+        forest
+            .predict_proba(big.view(), &ScoreOptions::new())
+            .unwrap(),
+        forest
+            .predict_proba(big.view(), &ScoreOptions::new().with_threads(3))
+            .unwrap()
     );
     assert_eq!(
-        forest.apply(big.view(), 1).unwrap(),
-        forest.apply(big.view(), 0).unwrap()
+        forest.apply(big.view(), &ScoreOptions::new()).unwrap(),
+        forest
+            .apply(big.view(), &ScoreOptions::new().with_threads(0))
+            .unwrap()
     );
 }
 
@@ -280,7 +414,7 @@ fn batch_scoring_finds_each_rows_own_leaf() {
     let (batch, _) = one_informative_feature(300, 22);
     for n_rows in [1, 7, 8, 9, 129, 300] {
         let rows = batch.slice(s![..n_rows, ..]);
-        let leaves = forest.apply(rows, 1).unwrap();
+        let leaves = forest.apply(rows, &ScoreOptions::new()).unwrap();
         for (t, tree) in forest.trees().iter().enumerate() {
             for (i, row) in rows.rows().into_iter().enumerate() {
                 let row = row.to_vec();

@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    similarity_from_leaves, AtomKind, ClusteringCriterion, MaxSamples, Patches, UnsupervisedForest,
-    UnsupervisedParams,
+    similarity_from_leaves, AtomKind, ClusteringCriterion, MaxSamples, Patches, ScoreOptions,
+    UnsupervisedForest, UnsupervisedParams,
 };
 use ndarray::Array2;
 
@@ -50,7 +50,7 @@ fn samples_of_a_group_are_more_alike_than_samples_of_different_groups() {
         for criterion in [ClusteringCriterion::TwoMeans, ClusteringCriterion::FastBic] {
             let forest =
                 UnsupervisedForest::fit(&params(atoms.clone(), criterion), x.view()).unwrap();
-            let similarity = forest.similarity(x.view(), 1).unwrap();
+            let similarity = forest.similarity(x.view(), &ScoreOptions::new()).unwrap();
             let (mut within, mut between) = ((0.0, 0), (0.0, 0));
             for i in 0..90 {
                 assert_eq!(similarity[[i, i]], 1.0);
@@ -91,7 +91,7 @@ fn the_forest_is_the_same_for_any_number_of_threads() {
             let one = grow(1);
             assert_eq!(one.forest().to_bytes(), grow(2).forest().to_bytes());
             assert_eq!(one.forest().to_bytes(), grow(0).forest().to_bytes());
-            let leaves = one.apply(x.view(), 1).unwrap();
+            let leaves = one.apply(x.view(), &ScoreOptions::new()).unwrap();
             assert_eq!(
                 similarity_from_leaves(leaves.view(), 1).unwrap(),
                 similarity_from_leaves(leaves.view(), 2).unwrap()
@@ -105,8 +105,10 @@ fn the_similarity_is_the_share_of_trees_in_which_two_samples_share_a_leaf() {
     let (x, _) = three_groups();
     let params = params(AtomKind::AxisAligned, ClusteringCriterion::TwoMeans);
     let forest = UnsupervisedForest::fit(&params, x.view()).unwrap();
-    let leaves = forest.apply(x.view(), 1).unwrap();
-    let similarity = forest.similarity(x.view(), 2).unwrap();
+    let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
+    let similarity = forest
+        .similarity(x.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap();
     for i in 0..90 {
         for j in 0..90 {
             let shared = (0..40)

@@ -114,7 +114,9 @@ impl AtomKind {
         }
     }
 
-    /// A fresh sampler for one tree; `validate` must have passed.
+    /// A fresh sampler for one tree; `validate` must have passed. Public for the tests
+    /// and kernel benchmarks that draw atoms alone: no part of the API.
+    #[doc(hidden)]
     pub fn sampler(&self, n_features: usize) -> Box<dyn AtomSampler + '_> {
         match self {
             AtomKind::AxisAligned => Box::new(AxisAlignedSampler::new(n_features)),
@@ -170,6 +172,7 @@ impl AtomKind {
 
     /// Whether some atom this dictionary draws is pooled: pooled atoms read X itself,
     /// so split search then reads no running sums.
+    #[doc(hidden)]
     pub fn pools(&self) -> bool {
         match self {
             AtomKind::Pooled(_) => true,
@@ -182,6 +185,7 @@ impl AtomKind {
 
     /// Expected length of the runs of neighbouring features of equal weight in an
     /// atom: the reads a run costs directly, against two through running sums.
+    #[doc(hidden)]
     pub fn mean_run_length(&self) -> f64 {
         match self {
             AtomKind::Patches(patches) => patches.mean_run_length(),

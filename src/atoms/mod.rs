@@ -26,7 +26,11 @@ pub use graph::{GraphAtoms, SamplingGraph};
 pub use kind::AtomKind;
 pub use patch::Patches;
 pub use pooled::{Pooled, Reductions};
-pub use set::{Atom, AtomSet};
+pub use set::Atom;
+// What samplers fill, public for the tests and kernel benchmarks that draw atoms
+// alone ([`AtomKind::sampler`]): no part of the API.
+#[doc(hidden)]
+pub use set::AtomSet;
 pub use signed::SignedPatches;
 pub use window::{Reduce, Window, MAX_POOL_AXES};
 
@@ -38,7 +42,9 @@ pub(crate) use window::project_pooled;
 use crate::rng::Rng;
 
 /// Draws the candidate atoms of a node. One sampler serves one tree, so it may keep
-/// scratch state between nodes.
+/// scratch state between nodes. Public for the tests and kernel benchmarks that draw
+/// atoms alone: no part of the API.
+#[doc(hidden)]
 pub trait AtomSampler {
     /// Appends `n_atoms` candidate atoms to `out`.
     fn append_atoms(&mut self, rng: &mut Rng, n_atoms: usize, out: &mut AtomSet);

@@ -96,6 +96,7 @@ mod tests {
 
     use super::*;
     use crate::boost::{BoostParams, BoostTargets};
+    use crate::runtime::options::ScoreOptions;
     use crate::tree::Leaves;
 
     fn small_booster(targets: BoostTargets<'_>) -> Booster {
@@ -140,7 +141,7 @@ mod tests {
             let loaded = Booster::from_bytes(&large.to_bytes()).unwrap();
             let x = Array2::from_elem((2, 3), 1.0f32);
             assert!(loaded
-                .predict(x.view(), 1)
+                .predict(x.view(), &ScoreOptions::default())
                 .unwrap()
                 .iter()
                 .all(|p| p.is_finite()));

@@ -2,7 +2,6 @@
 //! importances.
 
 use std::ops::Range;
-use std::sync::atomic::AtomicBool;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
@@ -11,9 +10,8 @@ use super::loss::Loss;
 use super::score::BoostScoring;
 use crate::data::Feature;
 use crate::error::{invalid, try_filled, Result};
-use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
-use crate::runtime::workers::Workers;
 use crate::scoring::Derived;
 use crate::tree::{normalised, Leaves, Tree, TreeStats};
 
@@ -22,7 +20,7 @@ use crate::tree::{normalised, Leaves, Tree, TreeStats};
 ///
 /// ```
 /// use ndarray::array;
-/// use morf_rs::{AtomKind, BoostParams, Booster, Patches, BoostTargets};
+/// use morf_rs::{AtomKind, BoostParams, Booster, Patches, BoostTargets, ScoreOptions};
 ///
 /// // 1-D signals of 6 samples; class 1 has its bump on the right.
 /// let x = array![
@@ -40,11 +38,12 @@ use crate::tree::{normalised, Leaves, Tree, TreeStats};
 /// };
 /// let targets = BoostTargets::Classes { labels: &y, n_classes: 2 };
 /// let model = Booster::fit(&params, x.view(), targets, None)?;
-/// let proba = model.predict(x.view(), 1)?;
+/// let options = ScoreOptions::default();
+/// let proba = model.predict(x.view(), &options)?;
 /// assert_eq!(proba.dim(), (4, 2));
 /// assert!(proba[[3, 1]] > 0.5);
 /// let restored = Booster::from_bytes(&model.to_bytes())?;
-/// assert_eq!(restored.predict(x.view(), 1)?, proba);
+/// assert_eq!(restored.predict(x.view(), &options)?, proba);
 /// # Ok::<(), morf_rs::MorfError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,25 +107,16 @@ impl Booster {
     }
 
     /// Raw scores of each row, shape (samples, outputs): the baseline plus every
-    /// tree's leaf value.
+    /// tree's leaf value. Rows are scored on the threads of `options`, which may also
+    /// cancel the call; X may have any memory layout, as for [`Forest`](crate::Forest)
+    /// scoring.
     pub fn predict_raw<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<f64>> {
-        self.predict_raw_cancellable(x, n_threads, &NEVER_CANCELLED)
-    }
-
-    /// [`predict_raw`](Booster::predict_raw) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled)
-    /// soon after `cancel` is set.
-    pub fn predict_raw_cancellable<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
-    ) -> Result<Array2<f64>> {
-        let all = 0..self.n_rounds();
-        let mut raw = self.predict_raw_rounds_cancellable(x, all, n_threads, cancel)?;
+        let mut raw = new_output(x.nrows(), self.loss.n_outputs(), "the raw scores")?;
+        self.predict_raw_rounds_into(x, 0..self.n_rounds(), raw.view_mut(), options)?;
         for mut row in raw.rows_mut() {
             for (r, &b) in row.iter_mut().zip(&self.baseline) {
                 *r += b;
@@ -135,44 +125,34 @@ impl Booster {
         Ok(raw)
     }
 
-    /// What the trees of `rounds` add to each row's raw scores, shape (samples,
-    /// outputs), without the baseline: staged predictions add one round at a time.
-    /// Rows are scored in parallel on `n_threads` threads (0: every core).
-    pub fn predict_raw_rounds<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        rounds: Range<usize>,
-        n_threads: usize,
-    ) -> Result<Array2<f64>> {
-        self.predict_raw_rounds_cancellable(x, rounds, n_threads, &NEVER_CANCELLED)
-    }
-
-    /// [`predict_raw_rounds`](Booster::predict_raw_rounds) that returns
-    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is set: it is looked at before each
-    /// tree walks each block of rows.
-    pub fn predict_raw_rounds_cancellable<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        rounds: Range<usize>,
-        n_threads: usize,
-        cancel: &AtomicBool,
-    ) -> Result<Array2<f64>> {
-        let k_out = self.loss.n_outputs();
-        let mut raw = new_output(x.nrows(), k_out, "the raw scores")?;
-        self.predict_raw_rounds_into(x, rounds, raw.view_mut(), n_threads, cancel)?;
-        Ok(raw)
-    }
-
-    /// What the trees of `rounds` add to each row's raw scores, written into `out`, a
-    /// row-major array of shape (samples, outputs), each thread filling the rows it
-    /// scores. X may have any memory layout, as for [`Forest`](crate::Forest) scoring.
+    /// What the trees of `rounds` add to each row's raw scores, without the baseline,
+    /// written into `out`, a row-major array of shape (samples, outputs), each thread
+    /// filling the rows it scores: staged predictions add one range of rounds at a
+    /// time. Rows are scored as by [`predict_raw`](Self::predict_raw).
+    ///
+    /// ```
+    /// use ndarray::{array, Array2};
+    /// use morf_rs::{BoostParams, BoostTargets, Booster, ScoreOptions};
+    ///
+    /// let x = array![[0.0f32, 3.0], [1.0, 2.0], [2.0, 1.0], [3.0, 0.0]];
+    /// let y = [0.5, 1.0, 4.0, 4.5];
+    /// let params = BoostParams { n_estimators: 6, min_samples_leaf: 1, ..BoostParams::default() };
+    /// let model = Booster::fit(&params, x.view(), BoostTargets::Values(&y), None)?;
+    /// let options = ScoreOptions::default();
+    /// let (mut first, mut last) = (Array2::zeros((4, 1)), Array2::zeros((4, 1)));
+    /// model.predict_raw_rounds_into(x.view(), 0..3, first.view_mut(), &options)?;
+    /// model.predict_raw_rounds_into(x.view(), 3..6, last.view_mut(), &options)?;
+    /// let raw = model.predict_raw(x.view(), &options)?;
+    /// let staged = &first + &last + model.baseline()[0];
+    /// assert!((&staged - &raw).iter().all(|d| d.abs() < 1e-12));
+    /// # Ok::<(), morf_rs::MorfError>(())
+    /// ```
     pub fn predict_raw_rounds_into<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
         rounds: Range<usize>,
         out: ArrayViewMut2<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
         if rounds.start > rounds.end || rounds.end > self.n_rounds() {
             return Err(invalid(
@@ -187,8 +167,8 @@ impl Booster {
         let out = output_rows(out, x.nrows(), k_out, "outputs")?;
         let trees = rounds.start * k_out..rounds.end * k_out;
         let layout = self.scoring_layout();
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -202,7 +182,7 @@ impl Booster {
                     layout.add_leaf_values(trees.clone(), k_out, rows, out, cancel);
                 },
             )
-        })
+        })?
     }
 
     /// The trees laid out for scoring blocks of rows, built on first use.
@@ -216,9 +196,9 @@ impl Booster {
     pub fn predict<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<f64>> {
-        let raw = self.predict_raw(x, n_threads)?;
+        let raw = self.predict_raw(x, options)?;
         Ok(self.transform(raw.view()))
     }
 

@@ -1,8 +1,6 @@
 //! The contributions of rows, computed in parallel: every tree's TreeSHAP values of
 //! each row, shared among features or kept per atom.
 
-use std::sync::atomic::AtomicBool;
-
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2};
 
 use super::players::ExplainedTree;
@@ -12,8 +10,8 @@ use super::AtomContributions;
 use crate::data::Feature;
 use crate::error::{invalid, Result};
 use crate::runtime::control::is_cancelled;
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
-use crate::runtime::workers::Workers;
 
 /// Deepest tree whose contributions are computed: TreeSHAP walks a tree recursively.
 pub const MAX_EXPLAINED_DEPTH: usize = 1024;
@@ -87,12 +85,11 @@ impl<'m> Explainer<'m> {
     pub(crate) fn contributions<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array3<f64>> {
         let columns = self.contribution_columns()?;
         let mut out = new_output(x.nrows(), columns, "the contributions")?;
-        self.contributions_into(x, out.view_mut(), n_threads, cancel)?;
+        self.contributions_into(x, out.view_mut(), options)?;
         let shape = (x.nrows(), self.n_features + 1, self.width);
         Ok(out
             .into_shape_with_order(shape)
@@ -105,14 +102,13 @@ impl<'m> Explainer<'m> {
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
         let columns = self.contribution_columns()?;
         let what = "feature and output (and the expected value)";
         let out = output_rows(out, x.nrows(), columns, what)?;
-        let workers = Workers::for_costly_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install_costly(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -131,15 +127,14 @@ impl<'m> Explainer<'m> {
                     }
                 },
             )
-        })
+        })?
     }
 
     /// The exact per-atom contributions of every row of `x`.
     pub(crate) fn atom_contributions<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<AtomContributions> {
         let mut per_row: Vec<RowAtoms> = Vec::new();
         per_row
@@ -149,8 +144,8 @@ impl<'m> Explainer<'m> {
                 bytes: x.nrows() as u128 * std::mem::size_of::<RowAtoms>() as u128,
             })?;
         per_row.resize_with(x.nrows(), RowAtoms::default);
-        let workers = Workers::for_costly_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install_costly(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -169,7 +164,7 @@ impl<'m> Explainer<'m> {
                     }
                 },
             )
-        })?;
+        })??;
         let n_entries = per_row.iter().map(|row| row.atoms.len()).sum();
         let mut result = AtomContributions {
             sample: Vec::with_capacity(n_entries),

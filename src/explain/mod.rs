@@ -52,13 +52,11 @@ mod treeshap;
 
 pub use engine::MAX_EXPLAINED_DEPTH;
 
-use std::sync::atomic::AtomicBool;
-
 use ndarray::{Array3, ArrayView2, ArrayViewMut2};
 
 use crate::data::Feature;
 use crate::error::Result;
-use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::options::ScoreOptions;
 
 /// What explaining needs of a model; implemented by [`Forest`](crate::Forest) and
 /// [`Booster`](crate::Booster) only, so that [`Explain`] can grow without breaking
@@ -88,13 +86,14 @@ pub(crate) mod sealed {
 ///
 /// ```
 /// use ndarray::{array, Axis};
-/// use morf_rs::{Explain, Forest, ForestParams};
+/// use morf_rs::{Explain, Forest, ForestParams, ScoreOptions};
 ///
 /// let x = array![[0.0f32, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 0.0]];
 /// let forest = Forest::fit(&ForestParams::default(), x.view(), &[0, 1, 0, 1], 2, None)?;
-/// let contributions = forest.contributions(x.view(), 1)?;
+/// let options = ScoreOptions::default();
+/// let contributions = forest.contributions(x.view(), &options)?;
 /// assert_eq!(contributions.dim(), (4, 3, 2));
-/// let proba = forest.predict_proba(x.view(), 1)?;
+/// let proba = forest.predict_proba(x.view(), &options)?;
 /// let total = contributions.sum_axis(Axis(1));
 /// assert!((&total - &proba).iter().all(|d| d.abs() < 1e-6));
 /// # Ok::<(), morf_rs::MorfError>(())
@@ -103,31 +102,26 @@ pub trait Explain: sealed::Explained {
     /// Per row, feature and output, what the feature contributed to the model's
     /// output: exact TreeSHAP values over the split atoms shared among their features.
     /// Shape (samples, features + 1, outputs); slot `n_features` along axis 1 is the
-    /// expected value, and the sum over axis 1 is the output. Rows are explained in
-    /// parallel on `n_threads` threads (0: every core), with the same values for any
-    /// number of threads.
+    /// expected value, and the sum over axis 1 is the output. Rows are explained on
+    /// the threads of `options`, with the same values for any number of threads; its
+    /// cancel flag is looked at before each row.
     fn contributions<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array3<f64>> {
-        self.explainer()?
-            .contributions(x, n_threads, &NEVER_CANCELLED)
+        self.explainer()?.contributions(x, options)
     }
 
     /// [`contributions`](Self::contributions) written into `out`, a row-major array
-    /// of shape (samples, (features + 1) * outputs), stopping with
-    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is
-    /// set (it is looked at before each row).
+    /// of shape (samples, (features + 1) * outputs).
     fn contributions_into<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
-        self.explainer()?
-            .contributions_into(x, out, n_threads, cancel)
+        self.explainer()?.contributions_into(x, out, options)
     }
 
     /// The exact TreeSHAP values of [`contributions`](Self::contributions) per tree
@@ -135,10 +129,9 @@ pub trait Explain: sealed::Explained {
     fn atom_contributions<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<AtomContributions> {
-        self.explainer()?.atom_contributions(x, n_threads, cancel)
+        self.explainer()?.atom_contributions(x, options)
     }
 }
 

@@ -1,14 +1,12 @@
 //! The path of each row through the trees, for inspection, by the machinery
 //! boosted models share ([`crate::scoring`]).
 
-use std::sync::atomic::AtomicBool;
-
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
 use super::Forest;
 use crate::data::Feature;
 use crate::error::Result;
-use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::new_output;
 use crate::scoring;
 
@@ -22,17 +20,18 @@ impl Forest {
     /// The nodes each row of `x` passes through, root to leaf, tree after tree: row
     /// `i` holds, in tree `t`'s block of [`path_widths`](Self::path_widths)`[t]`
     /// columns, the ids (in tree `t`) of the nodes on its path, then [`NO_NODE`](crate::NO_NODE)s.
-    /// Rows are walked in parallel on `n_threads` threads (0: every core).
+    /// Rows are walked on the threads of `options`.
     ///
     /// ```
     /// use ndarray::array;
-    /// use morf_rs::{Forest, ForestParams};
+    /// use morf_rs::{Forest, ForestParams, ScoreOptions};
     /// use morf_rs::NO_NODE;
     ///
     /// let x = array![[0.0f32], [1.0], [2.0], [3.0]];
     /// let forest = Forest::fit(&ForestParams::default(), x.view(), &[0, 0, 1, 1], 2, None)?;
-    /// let paths = forest.decision_paths(x.view(), 1)?;
-    /// let leaves = forest.apply(x.view(), 1)?;
+    /// let options = ScoreOptions::default();
+    /// let paths = forest.decision_paths(x.view(), &options)?;
+    /// let leaves = forest.apply(x.view(), &options)?;
     /// let first_tree = &paths.row(0).to_vec()[..forest.path_widths()[0]];
     /// assert_eq!(first_tree[0], 0); // every path starts at the root
     /// let path: Vec<u32> = first_tree.iter().copied().filter(|&id| id != NO_NODE).collect();
@@ -42,25 +41,22 @@ impl Forest {
     pub fn decision_paths<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<u32>> {
         let width = self.path_widths().iter().sum();
         let mut paths = new_output(x.nrows(), width, "the decision paths")?;
-        self.decision_paths_into(x, paths.view_mut(), n_threads, &NEVER_CANCELLED)?;
+        self.decision_paths_into(x, paths.view_mut(), options)?;
         Ok(paths)
     }
 
     /// [`decision_paths`](Self::decision_paths) written into `out`, of shape (samples,
-    /// sum of [`path_widths`](Self::path_widths)); returns
-    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is
-    /// set.
+    /// sum of [`path_widths`](Self::path_widths)).
     pub fn decision_paths_into<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, u32>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
-        scoring::decision_paths_into(&self.trees, self.n_features, x, out, n_threads, cancel)
+        scoring::decision_paths_into(&self.trees, self.n_features, x, out, options)
     }
 }

@@ -35,7 +35,7 @@ pub const MAX_CLASSES: usize = 1 << 24;
 ///
 /// ```
 /// use ndarray::array;
-/// use morf_rs::{AtomKind, Forest, ForestParams, Patches};
+/// use morf_rs::{AtomKind, Forest, ForestParams, Patches, ScoreOptions};
 ///
 /// // Four 1-D signals of 6 samples; class 1 has its bump on the right.
 /// let x = array![
@@ -51,10 +51,11 @@ pub const MAX_CLASSES: usize = 1 << 24;
 ///     ..ForestParams::default()
 /// };
 /// let forest = Forest::fit(&params, x.view(), &y, 2, None)?;
-/// let proba = forest.predict_proba(x.view(), 1)?;
+/// let options = ScoreOptions::default();
+/// let proba = forest.predict_proba(x.view(), &options)?;
 /// assert_eq!(proba.dim(), (4, 2));
 /// let restored = Forest::from_bytes(&forest.to_bytes())?;
-/// assert_eq!(restored.predict(x.view(), 1)?, forest.predict(x.view(), 1)?);
+/// assert_eq!(restored.predict(x.view(), &options)?, forest.predict(x.view(), &options)?);
 /// # Ok::<(), morf_rs::MorfError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

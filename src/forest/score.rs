@@ -3,14 +3,13 @@
 
 use std::sync::atomic::AtomicBool;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
 use super::{Forest, NO_VOTE};
 use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, Result};
-use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks, SCORE_CHUNK};
-use crate::runtime::workers::Workers;
 use crate::scoring::{self, LeafRows};
 use crate::tree::Leaves;
 use crate::tree::Task;
@@ -19,44 +18,30 @@ impl Forest {
     /// Mean of the trees' leaf class distributions, one row per sample, for a
     /// classification forest. Honest trees whose leaf casts no vote are left out of
     /// the mean; a sample no tree votes for gets the uniform distribution. Rows are
-    /// scored in parallel on `n_threads` threads (0: every core); X may have any memory
-    /// layout (rows that do not lie contiguous are copied a chunk at a time).
+    /// scored on the threads of `options`, which may also cancel the call; X may have
+    /// any memory layout (rows that do not lie contiguous are copied a chunk at a time).
     pub fn predict_proba<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-    ) -> Result<Array2<f64>> {
-        self.predict_proba_cancellable(x, n_threads, &NEVER_CANCELLED)
-    }
-
-    /// [`predict_proba`](Forest::predict_proba) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled)
-    /// soon after `cancel` is set: it is looked at before each tree walks each block of
-    /// rows, a few milliseconds of work at most.
-    pub fn predict_proba_cancellable<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<f64>> {
         let mut proba = new_output(x.nrows(), self.classes()?, "the probabilities")?;
-        self.predict_proba_into(x, proba.view_mut(), n_threads, cancel)?;
+        self.predict_proba_into(x, proba.view_mut(), options)?;
         Ok(proba)
     }
 
-    /// [`predict_proba_cancellable`](Forest::predict_proba_cancellable) written into
-    /// `out`, a row-major array of shape (samples, classes), each thread filling the
-    /// rows it scores.
+    /// [`predict_proba`](Forest::predict_proba) written into `out`, a row-major array
+    /// of shape (samples, classes), each thread filling the rows it scores.
     pub fn predict_proba_into<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
         let n_classes = self.classes()?;
         let out = output_rows(out, x.nrows(), n_classes, "classes")?;
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -67,106 +52,36 @@ impl Forest {
                 cancel,
                 |_, rows, out| self.proba_of_rows(rows, out, cancel),
             )
-        })
-    }
-
-    /// Probabilities of a stream of row blocks, block after block: each block is
-    /// scored in parallel on one pool of `n_threads` threads (0: every core) when the
-    /// iterator reaches it, so memory holds one block and its output at a time,
-    /// whatever the length of the stream. Blocks may be views or owned arrays; a block
-    /// with a bad value gives its error and the stream goes on.
-    ///
-    /// ```
-    /// use ndarray::{array, Array2};
-    /// use morf_rs::{Forest, ForestParams};
-    ///
-    /// let x = array![[0.0f32, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 0.0]];
-    /// let forest = Forest::fit(&ForestParams::default(), x.view(), &[0, 1, 0, 1], 2, None)?;
-    /// // Blocks as a reader of a large file would produce them, one at a time.
-    /// let blocks = (0..3).map(|_| Array2::<f32>::zeros((1000, 2)));
-    /// for proba in forest.predict_proba_blocks(blocks, 0)? {
-    ///     assert_eq!(proba?.dim(), (1000, 2));
-    /// }
-    /// # Ok::<(), morf_rs::MorfError>(())
-    /// ```
-    pub fn predict_proba_blocks<'f, 'a, T, B, I>(
-        &'f self,
-        blocks: I,
-        n_threads: usize,
-    ) -> Result<impl Iterator<Item = Result<Array2<f64>>> + 'f>
-    where
-        T: Feature,
-        B: Into<CowArray<'a, T, Ix2>>,
-        I: IntoIterator<Item = B>,
-        I::IntoIter: 'f,
-    {
-        let n_classes = self.classes()?;
-        let workers = Workers::for_rows(n_threads, usize::MAX)?;
-        Ok(blocks.into_iter().map(move |block| {
-            let block = block.into();
-            let mut proba = new_output(block.nrows(), n_classes, "the probabilities")?;
-            let out = proba
-                .as_slice_mut()
-                .expect("a new array is in standard layout");
-            let never = &NEVER_CANCELLED;
-            workers.install(|threads| {
-                score_row_chunks(
-                    self.n_features,
-                    block.view(),
-                    out,
-                    n_classes,
-                    self.chunk_rows(),
-                    threads,
-                    never,
-                    |_, rows, out| self.proba_of_rows(rows, out, never),
-                )
-            })?;
-            Ok(proba)
-        }))
+        })?
     }
 
     /// Mean of the trees' leaf values, shape (samples, outputs), for a regression
     /// forest. Honest trees whose leaf casts no vote are left out of the mean; a sample
     /// no tree votes for gets the mean of the trees' priors (the mean target of each
-    /// tree's sample). Rows are scored in parallel on `n_threads` threads (0: every
-    /// core), as [`predict_proba`](Self::predict_proba).
+    /// tree's sample). Rows are scored as by [`predict_proba`](Self::predict_proba).
     pub fn predict_values<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-    ) -> Result<Array2<f64>> {
-        self.predict_values_cancellable(x, n_threads, &NEVER_CANCELLED)
-    }
-
-    /// [`predict_values`](Forest::predict_values) that returns
-    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is set, as
-    /// [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
-    pub fn predict_values_cancellable<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<f64>> {
         let mut values = new_output(x.nrows(), self.outputs()?, "the predicted values")?;
-        self.predict_values_into(x, values.view_mut(), n_threads, cancel)?;
+        self.predict_values_into(x, values.view_mut(), options)?;
         Ok(values)
     }
 
-    /// [`predict_values_cancellable`](Forest::predict_values_cancellable) written into
-    /// `out`, a row-major array of shape (samples, outputs), each thread filling the
-    /// rows it scores.
+    /// [`predict_values`](Forest::predict_values) written into `out`, a row-major array
+    /// of shape (samples, outputs), each thread filling the rows it scores.
     pub fn predict_values_into<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
         let n_outputs = self.outputs()?;
         let out = output_rows(out, x.nrows(), n_outputs, "outputs")?;
         let prior = self.mean_prior();
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -186,28 +101,21 @@ impl Forest {
                     }
                 },
             )
-        })
+        })?
     }
 
     /// The most probable class per sample (the lowest index among ties), for a
     /// classification forest: the argmax of [`predict_proba`](Self::predict_proba),
     /// computed chunk by chunk so that no probability array is kept.
-    pub fn predict<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Vec<u32>> {
-        self.predict_cancellable(x, n_threads, &NEVER_CANCELLED)
-    }
-
-    /// [`predict`](Forest::predict) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after
-    /// `cancel` is set, as [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
-    pub fn predict_cancellable<T: Feature>(
+    pub fn predict<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<Vec<u32>> {
         let n_classes = self.classes()?;
         let mut classes = try_filled(x.nrows(), 1, 0u32, "the classes")?;
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -230,41 +138,33 @@ impl Forest {
                     }
                 },
             )
-        })?;
+        })??;
         Ok(classes)
     }
 
     /// The id of the leaf each sample reaches in each tree, shape (samples, trees).
-    pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
-        self.apply_cancellable(x, n_threads, &NEVER_CANCELLED)
-    }
-
-    /// [`apply`](Forest::apply) that returns [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after
-    /// `cancel` is set, as [`predict_proba_cancellable`](Forest::predict_proba_cancellable).
-    pub fn apply_cancellable<T: Feature>(
+    pub fn apply<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<u32>> {
         let mut leaves = new_output(x.nrows(), self.trees.len(), "the leaf ids")?;
-        self.apply_into(x, leaves.view_mut(), n_threads, cancel)?;
+        self.apply_into(x, leaves.view_mut(), options)?;
         Ok(leaves)
     }
 
-    /// [`apply_cancellable`](Forest::apply_cancellable) written into `out`, a row-major
-    /// array of shape (samples, trees) of any type that holds a `u32` (`i64` for
-    /// numpy's default integers).
+    /// [`apply`](Forest::apply) written into `out`, a row-major array of shape
+    /// (samples, trees) of any type that holds a `u32` (`i64` for numpy's default
+    /// integers).
     pub fn apply_into<T: Feature, O: From<u32> + Send>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, O>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
         let layout = self.scoring_layout();
         let n_trees = self.trees.len();
-        scoring::apply_into(layout, n_trees, self.n_features, x, out, n_threads, cancel)
+        scoring::apply_into(layout, n_trees, self.n_features, x, out, options)
     }
 
     /// Number of classes, or an error for a regression forest.

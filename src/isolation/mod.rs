@@ -75,13 +75,13 @@ impl Default for IsolationParams {
 ///
 /// ```
 /// use ndarray::Array2;
-/// use morf_rs::{IsolationForest, IsolationParams};
+/// use morf_rs::{IsolationForest, IsolationParams, ScoreOptions};
 ///
 /// // Rows on a line, and one far away.
 /// let mut x = Array2::<f32>::from_shape_fn((200, 2), |(i, j)| (i as f32 / 10.0) * (j as f32 + 1.0));
 /// x[[0, 0]] = 100.0;
 /// let forest = IsolationForest::fit(&IsolationParams::default(), x.view())?;
-/// let scores = forest.anomaly_scores(x.view(), 1)?;
+/// let scores = forest.anomaly_scores(x.view(), &ScoreOptions::default())?;
 /// assert!(scores.iter().skip(1).all(|&s| s < scores[0]));
 /// # Ok::<(), morf_rs::MorfError>(())
 /// ```

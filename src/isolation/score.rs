@@ -1,16 +1,13 @@
 //! Scoring: path lengths summed over the trees through the shared scoring engine
 //! ([`crate::scoring`]), and the anomaly scores they give.
 
-use std::sync::atomic::AtomicBool;
-
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2};
 
 use super::{average_path_length, IsolationForest};
 use crate::data::Feature;
 use crate::error::{invalid, try_filled, Result};
-use crate::runtime::control::NEVER_CANCELLED;
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, score_row_chunks};
-use crate::runtime::workers::Workers;
 use crate::scoring::{self, ScoringTrees};
 use crate::tree::Tree;
 
@@ -52,46 +49,37 @@ impl IsolationForest {
     /// `-score_samples`): the mean over trees of its path length `h` (the depth of its
     /// leaf plus [`average_path_length`] of the training rows the leaf held), over the
     /// average path length of the rows each tree grew on. A forest grown on one row
-    /// per tree scores every row 0.5, as scikit-learn's does. Rows are scored on
-    /// `n_threads` threads (0: every core).
+    /// per tree scores every row 0.5, as scikit-learn's does. Rows are scored on the
+    /// threads of `options`, which may also cancel the call.
     pub fn anomaly_scores<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array1<f64>> {
         let mut scores = Array1::from(try_filled(x.nrows(), 1, 0.0, "the scores")?);
-        self.anomaly_scores_into(x, scores.view_mut(), n_threads, &NEVER_CANCELLED)?;
+        self.anomaly_scores_into(x, scores.view_mut(), options)?;
         Ok(scores)
     }
 
     /// [`anomaly_scores`](IsolationForest::anomaly_scores) written into `out`, one
-    /// value per row; returns [`MorfError::Cancelled`](crate::MorfError::Cancelled)
-    /// soon after `cancel` is set.
+    /// value per row.
     pub fn anomaly_scores_into<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut1<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
-        self.score_into(x, out, n_threads, cancel, Output::AnomalyScore)
+        self.score_into(x, out, options, Output::AnomalyScore)
     }
 
     /// Per row of `x`, its path length averaged over the trees, `E[h]`.
     pub fn mean_path_lengths<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array1<f64>> {
         let mut lengths = Array1::from(try_filled(x.nrows(), 1, 0.0, "the path lengths")?);
-        let never = &NEVER_CANCELLED;
-        self.score_into(
-            x,
-            lengths.view_mut(),
-            n_threads,
-            never,
-            Output::MeanPathLength,
-        )?;
+        self.score_into(x, lengths.view_mut(), options, Output::MeanPathLength)?;
         Ok(lengths)
     }
 
@@ -99,8 +87,7 @@ impl IsolationForest {
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut1<'_, f64>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
         output: Output,
     ) -> Result<()> {
         if out.len() != x.nrows() {
@@ -120,8 +107,8 @@ impl IsolationForest {
         let n_trees = self.trees.len();
         // scikit-learn divides the summed path lengths by this once.
         let denominator = n_trees as f64 * average_path_length(self.max_samples);
-        let workers = Workers::for_rows(n_threads, x.nrows())?;
-        workers.install(|threads| {
+        let cancel = options.cancel_flag();
+        options.install(x.nrows(), |threads| {
             score_row_chunks(
                 self.n_features,
                 x,
@@ -149,28 +136,30 @@ impl IsolationForest {
                     }
                 },
             )
-        })
+        })?
     }
 
     /// The id of the leaf each row of `x` reaches in each tree, shape (rows, trees).
-    pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
+    pub fn apply<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        options: &ScoreOptions<'_>,
+    ) -> Result<Array2<u32>> {
         let mut leaves = new_output(x.nrows(), self.trees.len(), "the leaf ids")?;
-        self.apply_into(x, leaves.view_mut(), n_threads, &NEVER_CANCELLED)?;
+        self.apply_into(x, leaves.view_mut(), options)?;
         Ok(leaves)
     }
 
     /// [`apply`](IsolationForest::apply) written into `out`, a row-major array of
-    /// shape (rows, trees) of any type that holds a `u32`; returns
-    /// [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon after `cancel` is set.
+    /// shape (rows, trees) of any type that holds a `u32`.
     pub fn apply_into<T: Feature, O: From<u32> + Send>(
         &self,
         x: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, O>,
-        n_threads: usize,
-        cancel: &AtomicBool,
+        options: &ScoreOptions<'_>,
     ) -> Result<()> {
         let layout = &self.scoring_layout().layout;
         let n_trees = self.trees.len();
-        scoring::apply_into(layout, n_trees, self.n_features, x, out, n_threads, cancel)
+        scoring::apply_into(layout, n_trees, self.n_features, x, out, options)
     }
 }

@@ -20,7 +20,7 @@ use super::{guarded, inspect, stats_dict, value_error, Samples};
 use crate::error::try_filled;
 use crate::{
     BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures, Progress,
-    ValidationSize,
+    ScoreOptions, ValidationSize,
 };
 
 /// A trained boosted model.
@@ -97,14 +97,18 @@ impl PyBooster {
         &self,
         py: Python<'_>,
         n_rows: usize,
-        work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+        n_threads: usize,
+        work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
         let cancel = AtomicBool::new(false);
+        let options = ScoreOptions::new()
+            .with_threads(n_threads)
+            .with_cancel(&cancel);
         let walks = n_rows.saturating_mul(self.model.trees().len());
         let result = if walks < INLINE_WALKS {
-            py.detach(|| work(&cancel))
+            py.detach(|| work(&options))
         } else {
-            run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+            run_interruptible(py, &cancel, || work(&options), || Ok(()))?
         };
         result.map_err(value_error)
     }
@@ -175,11 +179,16 @@ impl PyBooster {
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    let rounds = start..end;
-                    self.model
-                        .predict_raw_rounds_into(view, rounds, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| {
+                        let rounds = start..end;
+                        self.model
+                            .predict_raw_rounds_into(view, rounds, target, options)
+                    }
+                ))?;
             }
             Ok(out)
         })
@@ -218,9 +227,12 @@ impl PyBooster {
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.model.apply_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.model.apply_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })
@@ -245,10 +257,12 @@ impl PyBooster {
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.model
-                        .decision_paths_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.model.decision_paths_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 
 use super::interrupt::{run_interruptible, INLINE_WALKS};
 use super::{value_error, Samples};
-use crate::Explain;
+use crate::{Explain, ScoreOptions};
 
 /// Scoring walks one explained row costs, roughly: TreeSHAP visits every node of
 /// every tree for each row.
@@ -21,16 +21,20 @@ fn run<M: Explain + Sync, R: Send>(
     py: Python<'_>,
     model: &M,
     n_rows: usize,
-    work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+    n_threads: usize,
+    work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
 ) -> PyResult<R> {
     let cancel = AtomicBool::new(false);
+    let options = ScoreOptions::new()
+        .with_threads(n_threads)
+        .with_cancel(&cancel);
     let walks = n_rows
         .saturating_mul(model.n_explained_trees())
         .saturating_mul(WALKS_PER_ROW);
     let result = if walks < INLINE_WALKS {
-        py.detach(|| work(&cancel))
+        py.detach(|| work(&options))
     } else {
-        run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+        run_interruptible(py, &cancel, || work(&options), || Ok(()))?
     };
     result.map_err(value_error)
 }
@@ -48,9 +52,13 @@ pub(super) fn contributions<'py, M: Explain + Sync>(
     {
         let mut write = out.try_readwrite()?;
         let target = write.as_array_mut();
-        with_view!(samples, |view| run(py, model, view.nrows(), |cancel| {
-            model.contributions_into(view, target, n_threads, cancel)
-        }))?;
+        with_view!(samples, |view| run(
+            py,
+            model,
+            view.nrows(),
+            n_threads,
+            |options| { model.contributions_into(view, target, options) }
+        ))?;
     }
     Ok(out)
 }
@@ -64,9 +72,13 @@ pub(super) fn atom_contributions<'py, M: Explain + Sync>(
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let samples = Samples::borrow(x)?;
-    let atoms = with_view!(samples, |view| run(py, model, view.nrows(), |cancel| {
-        model.atom_contributions(view, n_threads, cancel)
-    }))?;
+    let atoms = with_view!(samples, |view| run(
+        py,
+        model,
+        view.nrows(),
+        n_threads,
+        |options| { model.atom_contributions(view, options) }
+    ))?;
     let widen = |v: Vec<u32>| v.into_iter().map(i64::from).collect::<Vec<_>>();
     let dict = PyDict::new(py);
     dict.set_item("sample", widen(atoms.sample).into_pyarray(py))?;

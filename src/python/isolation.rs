@@ -12,7 +12,7 @@ use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
 use super::interrupt::{run_interruptible, INLINE_WALKS};
 use super::mapping::{from_dict, UnknownKeys};
 use super::{guarded, stats_dict, value_error, Samples};
-use crate::{FitControl, IsolationForest, IsolationParams};
+use crate::{FitControl, IsolationForest, IsolationParams, ScoreOptions};
 
 /// A trained isolation forest.
 #[pyclass(name = "IsolationForest", module = "morf_rs._core", frozen)]
@@ -27,14 +27,18 @@ impl PyIsolationForest {
         &self,
         py: Python<'_>,
         n_rows: usize,
-        work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+        n_threads: usize,
+        work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
         let cancel = AtomicBool::new(false);
+        let options = ScoreOptions::new()
+            .with_threads(n_threads)
+            .with_cancel(&cancel);
         let walks = n_rows.saturating_mul(self.model.trees().len());
         let result = if walks < INLINE_WALKS {
-            py.detach(|| work(&cancel))
+            py.detach(|| work(&options))
         } else {
-            run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+            run_interruptible(py, &cancel, || work(&options), || Ok(()))?
         };
         result.map_err(value_error)
     }
@@ -82,10 +86,12 @@ impl PyIsolationForest {
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.model
-                        .anomaly_scores_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.model.anomaly_scores_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })
@@ -105,9 +111,12 @@ impl PyIsolationForest {
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.model.apply_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.model.apply_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })

@@ -23,7 +23,7 @@ use interrupt::{run_interruptible, INLINE_WALKS};
 use params::{bad_choice, parse_params};
 
 use crate::error::try_filled;
-use crate::{Forest, MorfError, Targets};
+use crate::{Forest, MorfError, ScoreOptions, Targets};
 
 /// The Python exception for an engine error: MemoryError when memory ran out,
 /// ValueError for everything the caller can fix.
@@ -192,19 +192,23 @@ impl PyForest {
         guarded(|| {
             let samples = Samples::borrow(x)?;
             let Some(out) = out else {
-                let values = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest
-                        .predict_values_cancellable(view, n_threads, cancel)
-                }))?;
+                let values = with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.predict_values(view, options) }
+                ))?;
                 return Ok(values.into_pyarray(py));
             };
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest
-                        .predict_values_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.predict_values_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })
@@ -223,19 +227,23 @@ impl PyForest {
         guarded(|| {
             let samples = Samples::borrow(x)?;
             let Some(out) = out else {
-                let proba = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest
-                        .predict_proba_cancellable(view, n_threads, cancel)
-                }))?;
+                let proba = with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.predict_proba(view, options) }
+                ))?;
                 return Ok(proba.into_pyarray(py));
             };
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest
-                        .predict_proba_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.predict_proba_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })
@@ -250,9 +258,12 @@ impl PyForest {
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         guarded(|| {
             let samples = Samples::borrow(x)?;
-            let classes = with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                self.forest.predict_cancellable(view, n_threads, cancel)
-            }))?;
+            let classes = with_view!(samples, |view| self.score(
+                py,
+                view.nrows(),
+                n_threads,
+                |options| { self.forest.predict(view, options) }
+            ))?;
             Ok(classes.into_pyarray(py))
         })
     }
@@ -277,17 +288,23 @@ impl PyForest {
                 )
                 .expect("one value per sample and tree");
                 let target = leaves.view_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest.apply_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.apply_into(view, target, options) }
+                ))?;
                 return Ok(leaves.into_pyarray(py));
             };
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest.apply_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.apply_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })
@@ -307,9 +324,12 @@ impl PyForest {
         guarded(|| {
             let params = parse_params(params)?;
             let samples = Samples::borrow(x)?;
-            let oob = with_view!(samples, |view| self.score(py, view.nrows(), |_| {
-                self.forest.oob_predict(&params, view, n_threads)
-            }))?;
+            let oob = with_view!(samples, |view| self.score(
+                py,
+                view.nrows(),
+                n_threads,
+                |_| { self.forest.oob_predict(&params, view, n_threads) }
+            ))?;
             Ok((
                 oob.predictions.into_pyarray(py),
                 oob.n_votes.into_pyarray(py),
@@ -354,10 +374,12 @@ impl PyForest {
             {
                 let mut write = out.try_readwrite()?;
                 let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(py, view.nrows(), |cancel| {
-                    self.forest
-                        .decision_paths_into(view, target, n_threads, cancel)
-                }))?;
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.forest.decision_paths_into(view, target, options) }
+                ))?;
             }
             Ok(out)
         })
@@ -484,14 +506,18 @@ impl PyForest {
         &self,
         py: Python<'_>,
         n_rows: usize,
-        work: impl FnOnce(&AtomicBool) -> crate::Result<R> + Send,
+        n_threads: usize,
+        work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
         let cancel = AtomicBool::new(false);
+        let options = ScoreOptions::new()
+            .with_threads(n_threads)
+            .with_cancel(&cancel);
         let walks = n_rows.saturating_mul(self.forest.trees().len());
         let result = if walks < INLINE_WALKS {
-            py.detach(|| work(&cancel))
+            py.detach(|| work(&options))
         } else {
-            run_interruptible(py, &cancel, || work(&cancel), || Ok(()))?
+            run_interruptible(py, &cancel, || work(&options), || Ok(()))?
         };
         result.map_err(value_error)
     }

@@ -22,20 +22,7 @@ impl Workers {
         if n_threads == 1 || n_rows <= SCORE_CHUNK {
             return Ok(Workers::Caller);
         }
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n_threads.min(available_cores()))
-            .build()
-            .map(Workers::Pool)
-            .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))
-    }
-
-    /// As [`for_rows`](Self::for_rows), for work so costly per row (contributions)
-    /// that a pool pays for itself from two rows on.
-    pub(crate) fn for_costly_rows(n_threads: usize, n_rows: usize) -> Result<Workers> {
-        if n_threads == 1 || n_rows <= 1 {
-            return Ok(Workers::Caller);
-        }
-        Self::for_rows(n_threads, usize::MAX)
+        thread_pool(n_threads).map(Workers::Pool)
     }
 
     /// Runs `job` on these threads, telling it how many there are.
@@ -47,16 +34,20 @@ impl Workers {
     }
 }
 
-/// Runs `job` in a rayon pool of `n_threads` threads, at most one per available core
-/// (0: one per core). More threads than cores would only add start-up time and
-/// contention (scikit-learn's joblib backend has the same effect).
+/// Runs `job` in a rayon pool of `n_threads` threads, as [`thread_pool`] builds it.
 pub(crate) fn with_threads<R: Send>(
     n_threads: usize,
     job: impl FnOnce() -> Result<R> + Send,
 ) -> Result<R> {
-    let pool = rayon::ThreadPoolBuilder::new()
+    thread_pool(n_threads)?.install(job)
+}
+
+/// A rayon pool of `n_threads` threads, at most one per available core (0: one per
+/// core). More threads than cores would only add start-up time and contention
+/// (scikit-learn's joblib backend has the same effect).
+pub(crate) fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads.min(available_cores()))
         .build()
-        .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))?;
-    pool.install(job)
+        .map_err(|e| invalid("n_threads", format!("cannot start worker threads: {e}")))
 }

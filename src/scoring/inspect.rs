@@ -1,16 +1,14 @@
 //! Which leaf, and which nodes, each row reaches in each tree: the inspection of any
 //! model made of trees (forests and boosted models alike).
 
-use std::sync::atomic::AtomicBool;
-
 use ndarray::{ArrayView2, ArrayViewMut2};
 
 use super::ScoringTrees;
 use crate::data::Feature;
 use crate::error::Result;
 use crate::runtime::control::is_cancelled;
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{output_rows, score_row_chunks};
-use crate::runtime::workers::Workers;
 use crate::tree::Tree;
 
 /// Padding after a path in the decision paths
@@ -20,20 +18,18 @@ pub const NO_NODE: u32 = u32::MAX;
 
 /// Writes into `out` (samples x `n_trees`, any type that holds a `u32`) the id of the
 /// leaf each row of `x` reaches in each of the `n_trees` trees of `layout`, whose
-/// splits read `n_features` features, through the scoring engine on `n_threads`
-/// threads (0: every core); stops with an error soon after `cancel` is set.
+/// splits read `n_features` features, through the scoring engine run as `options` say.
 pub(crate) fn apply_into<T: Feature, O: From<u32> + Send>(
     layout: &ScoringTrees,
     n_trees: usize,
     n_features: usize,
     x: ArrayView2<'_, T>,
     out: ArrayViewMut2<'_, O>,
-    n_threads: usize,
-    cancel: &AtomicBool,
+    options: &ScoreOptions<'_>,
 ) -> Result<()> {
     let out = output_rows(out, x.nrows(), n_trees, "trees")?;
-    let workers = Workers::for_rows(n_threads, x.nrows())?;
-    workers.install(|threads| {
+    let cancel = options.cancel_flag();
+    options.install(x.nrows(), |threads| {
         score_row_chunks(
             n_features,
             x,
@@ -48,7 +44,7 @@ pub(crate) fn apply_into<T: Feature, O: From<u32> + Send>(
                 });
             },
         )
-    })
+    })?
 }
 
 /// Rows whose paths are walked together: enough to share the trees' top nodes.
@@ -66,21 +62,19 @@ pub(crate) fn path_widths(trees: &[Tree]) -> Vec<usize> {
 /// Writes into `out`, of shape (samples, sum of [`path_widths`]), the nodes each row
 /// of `x` passes through, root to leaf, tree after tree: row `i` holds, in tree `t`'s
 /// block of `path_widths(trees)[t]` columns, the ids (in tree `t`) of the nodes on
-/// its path, then [`NO_NODE`]s. Rows are walked in parallel on `n_threads` threads
-/// (0: every core); stops with an error soon after `cancel` is set.
+/// its path, then [`NO_NODE`]s. Rows are walked as `options` say.
 pub(crate) fn decision_paths_into<T: Feature>(
     trees: &[Tree],
     n_features: usize,
     x: ArrayView2<'_, T>,
     out: ArrayViewMut2<'_, u32>,
-    n_threads: usize,
-    cancel: &AtomicBool,
+    options: &ScoreOptions<'_>,
 ) -> Result<()> {
     let widths = path_widths(trees);
     let width = widths.iter().sum();
     let out = output_rows(out, x.nrows(), width, "node of the trees' paths")?;
-    let workers = Workers::for_rows(n_threads, x.nrows())?;
-    workers.install(|threads| {
+    let cancel = options.cancel_flag();
+    options.install(x.nrows(), |threads| {
         score_row_chunks(
             n_features,
             x,
@@ -106,5 +100,5 @@ pub(crate) fn decision_paths_into<T: Feature>(
                 }
             },
         )
-    })
+    })?
 }

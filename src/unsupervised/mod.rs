@@ -15,6 +15,7 @@ use ndarray::{Array2, ArrayView2};
 use crate::data::Feature;
 use crate::error::Result;
 use crate::forest::Forest;
+use crate::runtime::options::ScoreOptions;
 use crate::tree::Tree;
 
 pub use params::{ClusteringCriterion, UnsupervisedParams};
@@ -28,7 +29,7 @@ pub use similarity::similarity_from_leaves;
 ///
 /// ```
 /// use ndarray::Array2;
-/// use morf_rs::{UnsupervisedForest, UnsupervisedParams};
+/// use morf_rs::{ScoreOptions, UnsupervisedForest, UnsupervisedParams};
 ///
 /// // Two groups of rows, around 0 and around 10.
 /// let x = Array2::from_shape_fn((20, 3), |(i, j)| (i / 10 * 10 + (i * 7 + j) % 3) as f32);
@@ -40,7 +41,7 @@ pub use similarity::similarity_from_leaves;
 ///     ..UnsupervisedParams::default()
 /// };
 /// let forest = UnsupervisedForest::fit(&params, x.view())?;
-/// let similarity = forest.similarity(x.view(), 1)?;
+/// let similarity = forest.similarity(x.view(), &ScoreOptions::default())?;
 /// // Rows of the same group share more leaves than rows of different groups.
 /// assert!(similarity[[0, 1]] > similarity[[0, 15]]);
 /// # Ok::<(), morf_rs::MorfError>(())
@@ -68,20 +69,25 @@ impl UnsupervisedForest {
 
     /// The id of the leaf each sample reaches in each tree, shape (samples, trees),
     /// through the scoring engine every forest uses.
-    pub fn apply<T: Feature>(&self, x: ArrayView2<'_, T>, n_threads: usize) -> Result<Array2<u32>> {
-        self.forest.apply(x, n_threads)
+    pub fn apply<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        options: &ScoreOptions<'_>,
+    ) -> Result<Array2<u32>> {
+        self.forest.apply(x, options)
     }
 
     /// The share of trees in which each pair of rows of `x` reach the same leaf, shape
     /// (samples, samples): symmetric, 1 on the diagonal (treeple's
     /// `compute_similarity_matrix`). Takes `8 n^2` bytes; for many samples, take the
-    /// leaves of [`UnsupervisedForest::apply`] into a sparse product instead.
+    /// leaves of [`UnsupervisedForest::apply`] into a sparse product instead. Both the
+    /// leaves and their comparison run on the threads of `options`.
     pub fn similarity<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array2<f64>> {
-        let leaves = self.apply(x, n_threads)?;
-        similarity_from_leaves(leaves.view(), n_threads)
+        let leaves = self.apply(x, options)?;
+        similarity_from_leaves(leaves.view(), options.n_threads())
     }
 }
