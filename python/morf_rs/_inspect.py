@@ -40,9 +40,10 @@ class TreeStructure:
         Their weights.
     value : ndarray of float64, shape (node_count, n_classes or n_outputs)
         Leaves' class distributions (forest classifiers), mean target values
-        (forest regressors) or the value a leaf adds to its output's raw score
-        (boosted models, one column); 0 for splits and for honest leaves that
-        cast no vote.
+        (forest regressors), the value a leaf adds to its output's raw score
+        (boosted models, one column) or the leaf's path length (isolation
+        forests: its depth plus the average path length of the rows it held);
+        0 for splits and for honest leaves that cast no vote.
     votes : ndarray of bool, shape (node_count,)
         Whether the node is a leaf that votes.
     missing_go_to_left : ndarray of bool, shape (node_count,)
