@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    average_path_length, AtomKind, IsolationForest, IsolationParams, MorfError, Node, Patches,
-    ScoreOptions,
+    average_path_length, AtomKind, FitControl, IsolationForest, IsolationParams, MorfError, Node,
+    Patches, ScoreOptions,
 };
 use ndarray::{Array2, ArrayView1};
 
@@ -88,7 +88,7 @@ fn scores_are_two_to_the_minus_mean_path_length_over_c_of_max_samples() {
             max_samples: Some(50),
             atoms,
             random_state: 9,
-            n_threads: 1,
+            ..IsolationParams::default()
         };
         let forest = IsolationForest::fit(&params, x.view()).unwrap();
         assert_eq!(forest.max_samples(), 50);
@@ -115,6 +115,41 @@ fn scores_are_two_to_the_minus_mean_path_length_over_c_of_max_samples() {
             assert!(stats.max_depth <= 6, "depth {}", stats.max_depth);
             assert_eq!(tree.node_samples()[0], 50);
         }
+    }
+}
+
+#[test]
+fn more_trees_are_those_of_one_larger_fit_whatever_the_threads() {
+    let x = images_with_bright_patches(300, 5, 6);
+    let weights: Vec<f64> = (0..300).map(|i| (i % 7) as f64).collect();
+    for atoms in families() {
+        let params = |n_estimators, n_threads| IsolationParams {
+            n_estimators,
+            max_samples: Some(100),
+            max_features: Some(32),
+            atoms: atoms.clone(),
+            random_state: 5,
+            n_threads,
+        };
+        let control = FitControl::new();
+        let whole =
+            IsolationForest::fit_with(&params(10, 1), x.view(), Some(&weights), &control).unwrap();
+        let first =
+            IsolationForest::fit_with(&params(4, 2), x.view(), Some(&weights), &control).unwrap();
+        let grown = first
+            .with_more_trees(&params(10, 2), x.view(), Some(&weights), &control)
+            .unwrap();
+        assert_eq!(grown, whole, "{atoms:?}");
+        assert!(first
+            .with_more_trees(&params(3, 1), x.view(), None, &control)
+            .is_err());
+        let fewer_rows = IsolationParams {
+            max_samples: Some(50),
+            ..params(10, 1)
+        };
+        assert!(first
+            .with_more_trees(&fewer_rows, x.view(), None, &control)
+            .is_err());
     }
 }
 

@@ -115,7 +115,8 @@ class PatchAtoms(AxisAtoms):
                 "dictionary": engine_dictionary(families, geometry),
             }
             # The preset's candidates, unless max_features was set.
-            # (Isolation forests draw one atom per node and take no max_features.)
+            # (Isolation forests draw one atom per node; their max_features, the
+            # features each tree sees, replaces this one.)
             parameter = inspect.signature(type(self)).parameters.get("max_features")
             if parameter is not None and self.max_features == parameter.default:
                 params["max_features"] = max_features

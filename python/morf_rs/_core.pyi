@@ -246,6 +246,7 @@ class Booster:
 class _IsolationParams(TypedDict, total=False):
     n_estimators: int
     max_samples: int | None
+    max_features: int | None
     atoms: Literal["axis", "oblique", "patch", "dictionary"]
     dictionary: list[_Family]
     feature_combinations: float
@@ -262,7 +263,17 @@ class IsolationForest:
 
     @staticmethod
     def fit(
-        x: _Matrix, params: _IsolationParams, n_threads: int
+        x: _Matrix,
+        params: _IsolationParams,
+        n_threads: int,
+        sample_weight: npt.NDArray[np.float64] | None = None,
+    ) -> IsolationForest: ...
+    def with_more_trees(
+        self,
+        x: _Matrix,
+        params: _IsolationParams,
+        n_threads: int,
+        sample_weight: npt.NDArray[np.float64] | None = None,
     ) -> IsolationForest: ...
     def anomaly_scores(
         self, x: _Matrix, n_threads: int, out: npt.NDArray[np.float64]
@@ -271,6 +282,13 @@ class IsolationForest:
         self, x: _Matrix, n_threads: int, out: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.int64]: ...
     def leaf_path_lengths(self) -> list[npt.NDArray[np.float64]]: ...
+    def path_widths(self) -> list[int]: ...
+    def decision_paths(
+        self, x: _Matrix, n_threads: int, out: npt.NDArray[np.uint32]
+    ) -> npt.NDArray[np.uint32]: ...
+    def tree_arrays(
+        self, index: int, n_axes: int
+    ) -> dict[str, npt.NDArray[np.generic]]: ...
     def tree_stats(self) -> dict[str, npt.NDArray[np.generic]]: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod

@@ -40,9 +40,10 @@ class TreeStructure:
         Their weights.
     value : ndarray of float64, shape (node_count, n_classes or n_outputs)
         Leaves' class distributions (forest classifiers), mean target values
-        (forest regressors) or the value a leaf adds to its output's raw score
-        (boosted models, one column); 0 for splits and for honest leaves that
-        cast no vote.
+        (forest regressors), the value a leaf adds to its output's raw score
+        (boosted models, one column) or the leaf's path length (isolation
+        forests: its depth plus the average path length of the rows it held);
+        0 for splits and for honest leaves that cast no vote.
     votes : ndarray of bool, shape (node_count,)
         Whether the node is a leaf that votes.
     missing_go_to_left : ndarray of bool, shape (node_count,)
@@ -53,11 +54,12 @@ class TreeStructure:
     weighted_n_node_samples : ndarray of float64, shape (node_count,)
         Their total weight (forests: sample weight times bootstrap count,
         relative to the largest sample weight; boosted models: the sum of their
-        hessians in the tree's round).
+        hessians in the tree's round; isolation forests: their count, sample
+        weights having chosen the rows).
     impurity_decrease : ndarray of float64, shape (node_count,)
         Each split's weighted impurity decrease, relative to the root's weight
         (boosted models: its gain, the decrease of the training loss); 0 at
-        leaves.
+        leaves and at an isolation forest's random splits.
     pool_reduce : ndarray of int8, shape (node_count,)
         For a split on a pooled atom (:class:`~morf_rs.dictionary.Pooled`), 1
         where it takes the maximum over its window and -1 the minimum; 0 for

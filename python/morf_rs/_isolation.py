@@ -5,34 +5,33 @@ Each class is an atom family (:mod:`morf_rs._atoms`) times
 :class:`BaseIsolationForest`. A tree cuts a subsample of the rows at random (one
 atom per node, a threshold uniform between the node's extreme projections) until
 each row stands alone; anomalies are isolated in few cuts. Scores follow
-scikit-learn: ``score_samples`` is ``-2 ** (-E[h] / c(max_samples_))``.
+scikit-learn: ``score_samples`` is ``-2 ** (-E[h] / c(max_samples_))``. As
+scikit-learn's, each tree may see a share of the features (``max_features``),
+draws its rows in proportion to ``sample_weight``, and ``warm_start`` adds trees.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from numbers import Real
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 from sklearn.base import OutlierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._atoms import AxisAtoms, ObliqueAtoms, PatchAtoms
-from morf_rs._constraints import Constraint, Int, NJobs, RandomState
+from morf_rs._constraints import Bool, Constraint, Int, NJobs, RandomState
 from morf_rs._core import MAX_ESTIMATORS
 from morf_rs._core import IsolationForest as _EngineIsolationForest
 from morf_rs._estimator import BaseTreeEnsemble
+from morf_rs._inspect import InspectTrees
+from morf_rs._isolation_params import Contamination, FeaturesPerTree, MaxSamples
 from morf_rs._validation import (
     _X_CHECKS,
-    check_int,
-    check_real,
-    is_int,
     raise_with_hint,
     refuse_text,
+    resolve_sample_weight,
     validate_data,
 )
 
@@ -46,66 +45,17 @@ __all__ = [
     "SparseObliqueIsolationForest",
 ]
 
-# scikit-learn's max_samples="auto": at most this many rows per tree.
-_AUTO_MAX_SAMPLES = 256
-
-
-@dataclass(frozen=True)
-class _MaxSamples(Constraint):
-    """ "auto", an int count of at least 1 or a float fraction in (0, 1] of
-    n_samples; resolved to the rows per tree (scikit-learn's ``max_samples_``)."""
-
-    def check(self, name, value, context):
-        n_samples = context["n_samples"]
-        if isinstance(value, str):
-            if value != "auto":
-                raise ValueError(
-                    f"{name} must be 'auto', an int count or a float fraction of "
-                    f"n_samples; got {value!r}."
-                )
-            return min(_AUTO_MAX_SAMPLES, n_samples)
-        if is_int(value):
-            count = check_int(name, value, 1)
-            if count > n_samples:
-                warnings.warn(
-                    f"max_samples ({count}) is greater than the total number of "
-                    f"samples ({n_samples}). max_samples will be set to n_samples "
-                    "for estimation.",
-                    UserWarning,
-                    stacklevel=6,
-                )
-            return min(count, n_samples)
-        fraction = check_real(name, value, 0.0, 1.0, low_open=True)
-        return max(1, int(fraction * n_samples))
-
-
-@dataclass(frozen=True)
-class _Contamination(Constraint):
-    """ "auto" or the expected share of outliers, a float in (0, 0.5]."""
-
-    def check(self, name, value, context):
-        if isinstance(value, str):
-            if value != "auto":
-                raise ValueError(
-                    f"{name} must be 'auto' or a float in (0, 0.5]; got {value!r}."
-                )
-            return value
-        return check_real(name, value, 0.0, 0.5, low_open=True)
-
-    def __iter__(self):
-        # scikit-learn's estimator checks read an outlier detector's contamination
-        # constraint as a list of its own constraints.
-        return iter([StrOptions({"auto"}), Interval(Real, 0.0, 0.5, closed="right")])
-
 
 def _without_max_features(constraints):
-    # An isolation tree draws one atom per node: there is no candidate count.
+    # An isolation tree draws one atom per node: there is no candidate count;
+    # max_features is scikit-learn's, the features each tree sees.
     return {k: v for k, v in constraints.items() if k != "max_features"}
 
 
-class BaseIsolationForest(OutlierMixin, BaseTreeEnsemble):
-    """Shared fit and scoring of the isolation forests; not meant to be used
-    directly. Subclasses choose an atom family (``_atoms``, ``_atom_params``)."""
+class BaseIsolationForest(OutlierMixin, InspectTrees, BaseTreeEnsemble):
+    """Shared fit, scoring and inspection of the isolation forests; not meant to
+    be used directly. Subclasses choose an atom family (``_atoms``,
+    ``_atom_params``)."""
 
     _model_attribute = "_isolation_forest"
     _model_type = _EngineIsolationForest
@@ -113,13 +63,15 @@ class BaseIsolationForest(OutlierMixin, BaseTreeEnsemble):
     _atoms = "axis"
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
         "n_estimators": Int(1, MAX_ESTIMATORS),
-        "max_samples": _MaxSamples(),
-        "contamination": _Contamination(),
+        "max_samples": MaxSamples(),
+        "contamination": Contamination(),
+        "max_features": FeaturesPerTree(),
         "n_jobs": NJobs(),
         "random_state": RandomState(),
+        "warm_start": Bool(),
     }
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Grow the isolation trees on the rows of X.
 
         Parameters
@@ -132,13 +84,24 @@ class BaseIsolationForest(OutlierMixin, BaseTreeEnsemble):
             child more of the tree's training rows went to.
         y : None
             Ignored; present for scikit-learn's API.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights. As scikit-learn's, each tree draws its rows
+            without replacement in proportion to them; a row of weight 0 is
+            never drawn, and ``max_samples_`` is at most the number of rows of
+            positive weight.
 
         Returns
         -------
         self : object
             The fitted forest.
+
+        Notes
+        -----
+        With ``warm_start=True``, a fitted forest keeps its trees and grows
+        more up to ``n_estimators``: the forest a single fit of that many
+        trees gives with the same ``random_state`` (an int) and data.
         """
-        return self._fit_keeping_state_on_error(X, y, None)
+        return self._fit_keeping_state_on_error(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
         refuse_text(X)
@@ -147,16 +110,33 @@ class BaseIsolationForest(OutlierMixin, BaseTreeEnsemble):
         except (ValueError, TypeError) as error:
             raise_with_hint(error, X)
         checked = self._validate_params(*X.shape)
+        sample_weight = resolve_sample_weight(sample_weight, X, y, lambda w, y: w)
+        grown = self._warm_start_forest() if checked["warm_start"] else None
         params = {
             "n_estimators": checked["n_estimators"],
             "max_samples": checked["max_samples"],
             "atoms": self._atoms,
             **self._atom_params(X.shape[1]),
-            "random_state": self._draw_seed(),
+            # After the atoms' parameters, which may name candidates per node.
+            "max_features": checked["max_features"],
+            "random_state": self._draw_seed() if grown is None else self._seed_,
         }
         n_threads = checked["n_jobs"]
-        self._isolation_forest = _EngineIsolationForest.fit(X, params, n_threads)
-        self.max_samples_ = self._isolation_forest.max_samples
+        if grown is None:
+            model = _EngineIsolationForest.fit(X, params, n_threads, sample_weight)
+        elif params["n_estimators"] == grown.n_estimators:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit "
+                "new trees.",
+                UserWarning,
+                stacklevel=4,
+            )
+            model = grown
+        else:
+            model = grown.with_more_trees(X, params, n_threads, sample_weight)
+        self._isolation_forest = model
+        self._seed_ = params["random_state"]
+        self.max_samples_ = model.max_samples
         if checked["contamination"] == "auto":
             # scikit-learn's: inliers score above -0.5, the score of a row
             # isolated at the average depth.
@@ -167,6 +147,20 @@ class BaseIsolationForest(OutlierMixin, BaseTreeEnsemble):
                 np.percentile(scores, 100.0 * checked["contamination"])
             )
         return self
+
+    def _warm_start_forest(self):
+        """The fitted forest warm_start adds trees to, if any."""
+        if not hasattr(self, "_isolation_forest"):
+            return None
+        if not hasattr(self, "_seed_"):
+            raise ValueError(
+                "this isolation forest was fitted by an older version of morf_rs "
+                "and cannot take more trees; fit it with warm_start=False."
+            )
+        return self._isolation_forest
+
+    def _n_trees(self):
+        return self._isolation_forest.n_estimators
 
     def _engine_shape(self, model):
         return {"max_samples_": model.max_samples}
@@ -227,10 +221,12 @@ class BaseIsolationForest(OutlierMixin, BaseTreeEnsemble):
         return np.where(self.decision_function(X) < 0, -1, 1)
 
     def apply(self, X):
-        """Leaf index reached in every tree: int64 array (n_samples, n_estimators)."""
-        check_is_fitted(self)
-        model = self._isolation_forest
-        return self._score(X, model.apply, model.n_estimators, np.int64)
+        """Leaf index reached in every tree: int64 array (n_samples, n_estimators).
+
+        The depth of a leaf is its path length less the average path length of
+        the training rows it held: see :meth:`tree_structure`, whose ``value``
+        is each leaf's path length."""
+        return self._leaves(X)
 
     @property
     def tree_stats_(self):
@@ -253,11 +249,23 @@ _COMMON_PARAMETERS = """n_estimators : int, default=100
         Expected share of outliers in the training data, in (0, 0.5]; sets
         ``offset_`` to that percentile of the training scores. "auto" takes
         ``offset_ = -0.5``, as the original paper does.
+    max_features : int or float, default=1.0
+        Features each tree sees, drawn at random without replacement per tree
+        as scikit-learn's: an int that many, a float ``max(1, int(max_features
+        * n_features))``. Each split's atom is drawn over the tree's features
+        only: single features and sparse oblique combinations are drawn among
+        them; a patch (or another atom of an image or graph dictionary) keeps
+        its cells among them, one wholly outside being drawn again. Pooled
+        atoms take no share below 1.0.
     n_jobs : int, default=None
         Threads for fit and scoring: None is 1, -1 all cores; never more than
         the available cores.
     random_state : int, RandomState instance or None, default=None
-        Seed of the trees; the same int gives the same forest for any n_jobs."""
+        Seed of the trees; the same int gives the same forest for any n_jobs.
+    warm_start : bool, default=False
+        When fitted, add trees up to ``n_estimators`` instead of growing a new
+        forest: the trees a fit of ``n_estimators`` trees would have grown on
+        the same data (``max_samples_`` must not change)."""
 
 _ATTRIBUTES = """Attributes
     ----------
@@ -270,7 +278,9 @@ _ATTRIBUTES = """Attributes
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names, when X was a DataFrame with string column names.
     tree_stats_ : dict of ndarray
-        Per-tree max depth, number of leaves, number of nodes, mean leaf depth."""
+        Per-tree max depth, number of leaves, number of nodes, mean leaf depth.
+        :meth:`tree_structure`, :meth:`apply` and :meth:`decision_path` show
+        the trees; a leaf's ``value`` is its path length."""
 
 
 class IsolationForest(AxisAtoms, BaseIsolationForest):
@@ -310,14 +320,18 @@ class IsolationForest(AxisAtoms, BaseIsolationForest):
         *,
         max_samples: Literal["auto"] | int | float = "auto",
         contamination: Literal["auto"] | float = "auto",
+        max_features: int | float = 1.0,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.contamination = contamination
+        self.max_features = max_features
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start
 
 
 class SparseObliqueIsolationForest(ObliqueAtoms, BaseIsolationForest):
@@ -359,16 +373,20 @@ class SparseObliqueIsolationForest(ObliqueAtoms, BaseIsolationForest):
         *,
         max_samples: Literal["auto"] | int | float = "auto",
         contamination: Literal["auto"] | float = "auto",
+        max_features: int | float = 1.0,
         feature_combinations: float = 1.5,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.contamination = contamination
+        self.max_features = max_features
         self.feature_combinations = feature_combinations
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start
 
 
 class ManifoldObliqueIsolationForest(PatchAtoms, BaseIsolationForest):
@@ -430,6 +448,7 @@ class ManifoldObliqueIsolationForest(PatchAtoms, BaseIsolationForest):
         *,
         max_samples: Literal["auto"] | int | float = "auto",
         contamination: Literal["auto"] | float = "auto",
+        max_features: int | float = 1.0,
         image_shape: int | Sequence[int] | None = None,
         patch_min: int | Sequence[int] = 1,
         patch_max: int | Sequence[int] | None = None,
@@ -438,10 +457,12 @@ class ManifoldObliqueIsolationForest(PatchAtoms, BaseIsolationForest):
         dictionary: str | Family | Sequence[tuple[Family, float]] | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.contamination = contamination
+        self.max_features = max_features
         self.image_shape = image_shape
         self.patch_min = patch_min
         self.patch_max = patch_max
@@ -450,3 +471,4 @@ class ManifoldObliqueIsolationForest(PatchAtoms, BaseIsolationForest):
         self.dictionary = dictionary
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start

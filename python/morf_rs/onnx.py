@@ -58,7 +58,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._boosting import BaseGradientBoosting, BoostingClassifier
 from morf_rs._classifier import ForestClassifier
-from morf_rs._inspect import InspectTrees
 from morf_rs._regressor import ForestRegressor
 
 if TYPE_CHECKING:
@@ -189,7 +188,8 @@ def to_onnx(
 def _check_model(model):
     """A TypeError unless ``model`` is a morf_rs forest or boosted model, a
     NotFittedError unless it is fitted."""
-    if not isinstance(model, InspectTrees) or isinstance(model, type):
+    exported = (BaseGradientBoosting, ForestClassifier, ForestRegressor)
+    if not isinstance(model, exported) or isinstance(model, type):
         raise TypeError(
             "to_onnx exports a forest or boosted model of morf_rs, got "
             f"{type(model).__name__ if not isinstance(model, type) else model!r}."

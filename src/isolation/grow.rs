@@ -100,10 +100,14 @@ impl<T: Feature> Grower<'_, '_, T> {
     /// A threshold uniform between the extreme projections of `samples` on an atom
     /// (left in `self.atoms`, the projections in `self.values`) and the side missing
     /// projections go to, or `None` when [`ATOM_DRAWS`] atoms each project every row
-    /// alike.
+    /// alike (or miss the features the tree sees).
     fn draw_cut(&mut self, samples: &[u32]) -> Option<(f32, bool)> {
         for _ in 0..ATOM_DRAWS {
             self.sampler.sample_node(self.rng, 1, &mut self.atoms);
+            if self.atoms.is_empty() {
+                // Every draw missed the features the tree sees.
+                continue;
+            }
             self.projector.project(
                 self.rows,
                 self.row_of,

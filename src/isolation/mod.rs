@@ -6,15 +6,20 @@
 //! and the other image families) and a threshold uniform between the node's extreme
 //! projections.
 //!
-//! Trees are grown ([`grow`]) in the crate's tree layout, so scoring goes through the
-//! one scoring engine ([`score`]); each leaf stores its depth plus the expected path
-//! length of the samples it still holds. Saved bytes use the crate's framing
-//! ([`format`]).
+//! Each tree grows on a subsample of the rows ([`subsample`], in proportion to sample
+//! weights when given) and may see a subset of the features ([`features`]). Trees are
+//! grown ([`grow`]) in the crate's tree layout, so scoring ([`score`]) and inspection
+//! ([`inspect`]) go through the one scoring engine; each leaf stores its depth plus
+//! the expected path length of the samples it still holds. Saved bytes use the
+//! crate's framing ([`format`]).
 
+mod features;
 mod fit;
 mod format;
 mod grow;
+mod inspect;
 mod score;
+mod subsample;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +46,13 @@ pub struct IsolationParams {
     /// `min(256, n_samples)` (scikit-learn's `"auto"`), and a count above `n_samples`
     /// takes them all.
     pub max_samples: Option<usize>,
+    /// Features each tree sees, drawn at random without replacement per tree
+    /// (scikit-learn's `max_features` as a count); `None` sees them all. Atoms of
+    /// interchangeable features (single features, sparse oblique combinations) are
+    /// drawn over a tree's features only; atoms with a structure (patches, graph
+    /// neighbourhoods) keep the cells of the tree's features, a patch wholly outside
+    /// them being drawn again. Pooled atoms read shifted cells and take no subset.
+    pub max_features: Option<usize>,
     /// The dictionary split directions come from.
     pub atoms: AtomKind,
     /// Seed of the trees: tree `i` draws only from streams of (`random_state`, `i`).
@@ -54,6 +66,7 @@ impl Default for IsolationParams {
         IsolationParams {
             n_estimators: 100,
             max_samples: None,
+            max_features: None,
             atoms: AtomKind::AxisAligned,
             random_state: 0,
             n_threads: 1,

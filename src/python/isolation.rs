@@ -1,6 +1,6 @@
 //! Bindings of the isolation forest, `morf_rs._core.IsolationForest`.
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
 use super::interrupt::{run_interruptible, INLINE_WALKS};
 use super::mapping::{from_dict, UnknownKeys};
-use super::{guarded, stats_dict, value_error, Samples};
+use super::{guarded, inspect, stats_dict, value_error, Samples};
 use crate::{FitControl, IsolationForest, IsolationParams, ScoreOptions};
 
 /// A trained isolation forest.
@@ -46,28 +46,37 @@ impl PyIsolationForest {
 
 #[pymethods]
 impl PyIsolationForest {
-    /// Trains an isolation forest on `x` on `n_threads` threads (0: every core);
-    /// Ctrl-C stops the fit.
+    /// Trains an isolation forest on `x` (rows drawn in proportion to
+    /// `sample_weight` when given) on `n_threads` threads (0: every core); Ctrl-C
+    /// stops the fit.
     #[staticmethod]
+    #[pyo3(signature = (x, params, n_threads, sample_weight=None))]
     fn fit(
         py: Python<'_>,
         x: &Bound<'_, PyAny>,
         params: &Bound<'_, PyDict>,
         n_threads: usize,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<PyIsolationForest> {
         guarded(|| {
-            let mut params = parse_isolation_params(params)?;
-            params.n_threads = n_threads;
-            let samples = Samples::borrow(x)?;
-            let cancel = AtomicBool::new(false);
-            let control = FitControl::new().with_cancel(&cancel);
-            let model = with_view!(samples, |view| run_interruptible(
-                py,
-                &cancel,
-                || IsolationForest::fit_with(&params, view, &control),
-                || Ok(())
-            ))?
-            .map_err(value_error)?;
+            let model = train(py, x, params, n_threads, sample_weight, None)?;
+            Ok(PyIsolationForest { model })
+        })
+    }
+
+    /// This forest with trees added up to `params`' n_estimators, grown on `x` as a
+    /// fit of that many would grow them (IsolationForest::with_more_trees).
+    #[pyo3(signature = (x, params, n_threads, sample_weight=None))]
+    fn with_more_trees(
+        &self,
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        params: &Bound<'_, PyDict>,
+        n_threads: usize,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+    ) -> PyResult<PyIsolationForest> {
+        guarded(|| {
+            let model = train(py, x, params, n_threads, sample_weight, Some(&self.model))?;
             Ok(PyIsolationForest { model })
         })
     }
@@ -137,6 +146,50 @@ impl PyIsolationForest {
             .collect()
     }
 
+    /// Per tree, the columns of its block in `decision_paths`: its depth + 1.
+    fn path_widths(&self) -> Vec<usize> {
+        self.model.path_widths()
+    }
+
+    /// The nodes each row of `x` passes through, tree after tree, written into `out`
+    /// (IsolationForest::decision_paths_into).
+    fn decision_paths<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_threads: usize,
+        out: Bound<'py, PyArray2<u32>>,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        guarded(|| {
+            let samples = Samples::borrow(x)?;
+            {
+                let mut write = out.try_readwrite()?;
+                let target = write.as_array_mut();
+                with_view!(samples, |view| self.score(
+                    py,
+                    view.nrows(),
+                    n_threads,
+                    |options| { self.model.decision_paths_into(view, target, options) }
+                ))?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Tree `index` as a dict of arrays indexed by node id (each leaf's `value` its
+    /// path length); pooled windows are given over the last `n_axes` image axes.
+    fn tree_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        n_axes: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let trees = self.model.trees();
+            inspect::tree_arrays_at(py, trees, "isolation forest", index, n_axes)
+        })
+    }
+
     /// Per-tree statistics as a dict of arrays.
     fn tree_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| stats_dict(py, &self.model.tree_stats()))
@@ -178,12 +231,43 @@ impl PyIsolationForest {
     }
 }
 
+/// Fits an isolation forest on `x`, or adds trees to `grown` when given, without
+/// the GIL; Ctrl-C stops it.
+fn train(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    params: &Bound<'_, PyDict>,
+    n_threads: usize,
+    sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+    grown: Option<&IsolationForest>,
+) -> PyResult<IsolationForest> {
+    let mut params = parse_isolation_params(params)?;
+    params.n_threads = n_threads;
+    let weights = sample_weight.as_ref().map(|w| w.as_slice()).transpose()?;
+    let samples = Samples::borrow(x)?;
+    let cancel = AtomicBool::new(false);
+    let control = FitControl::new().with_cancel(&cancel);
+    let model = with_view!(samples, |view| run_interruptible(
+        py,
+        &cancel,
+        || match grown {
+            Some(forest) => forest.with_more_trees(&params, view, weights, &control),
+            None => IsolationForest::fit_with(&params, view, weights, &control),
+        },
+        || Ok(())
+    ))?
+    .map_err(value_error)?;
+    Ok(model)
+}
+
 /// An isolation forest's parameters, by their scikit-learn names; absent or None
-/// means the engine's default (`max_samples`: scikit-learn's "auto").
+/// means the engine's default (`max_samples`: scikit-learn's "auto"; `max_features`:
+/// every feature).
 #[derive(Deserialize)]
 struct IsolationInput {
     n_estimators: Option<usize>,
     max_samples: Option<usize>,
+    max_features: Option<usize>,
     random_state: Option<u64>,
     #[serde(flatten)]
     atoms: AtomInput,
@@ -199,6 +283,7 @@ fn parse_isolation_params(params: &Bound<'_, PyDict>) -> PyResult<IsolationParam
     Ok(IsolationParams {
         n_estimators: input.n_estimators.unwrap_or(defaults.n_estimators),
         max_samples: input.max_samples,
+        max_features: input.max_features,
         atoms: parse_atoms(&input.atoms, params.get_item(DICTIONARY_KEY)?)?,
         random_state: input.random_state.unwrap_or(defaults.random_state),
         n_threads: 1,

@@ -54,8 +54,11 @@ impl Moments {
 }
 
 /// A split criterion that needs no labels: the cost of a node's projected values kept
-/// together, and of the two sides of a threshold; split search keeps the threshold of
-/// least children's cost, and a split's decrease is the node's cost less it.
+/// together, and of the two sides of a threshold. A split's decrease is the node's cost
+/// less its children's, and split search keeps the split of largest decrease: the
+/// node's cost is that of its values on one atom, so children's costs alone do not
+/// compare atoms (an atom on which the node is nearly constant has nearly no cost
+/// however it is cut, and ranking by it peeled a sample or two off per split).
 pub trait UnsupervisedCriterion: Copy + Send + Sync + 'static {
     /// Cost of the node's values as one cluster.
     fn node_cost(&self, node: &Moments) -> f64;
@@ -176,8 +179,8 @@ pub struct UnsupervisedScratch {
     sort_buffer: Vec<u64>,
 }
 
-/// Finds the (atom, threshold) whose two sides cost least by `criterion` over all
-/// `atoms`, between distinct projected values, leaving at least `min_samples_leaf`
+/// Finds the (atom, threshold) of largest decrease by `criterion` over all `atoms`,
+/// between distinct projected values, leaving at least `min_samples_leaf`
 /// samples on each side. `samples` are the node's local samples (rows
 /// `row_of[sample]` of `rows`, weights `weight_of[sample]`). Ties keep the earliest atom
 /// and the leftmost threshold. `None` when no atom separates the samples. The
@@ -240,14 +243,14 @@ pub fn best_unsupervised_split<C: UnsupervisedCriterion, T: Feature>(
                 continue;
             }
             let right = total.minus(&left);
-            let cost = criterion.children_cost(&left, &right, &total);
-            if best.is_none_or(|(best_cost, _)| cost < best_cost) {
+            let decrease = node_cost - criterion.children_cost(&left, &right, &total);
+            if best.is_none_or(|(best_decrease, _)| decrease > best_decrease) {
                 best = Some((
-                    cost,
+                    decrease,
                     SplitCandidate {
                         atom,
                         threshold: midpoint(key_value(here), key_value(next)),
-                        impurity_decrease: node_cost - cost,
+                        impurity_decrease: decrease,
                         missing_left: None,
                     },
                 ));
@@ -304,6 +307,37 @@ mod tests {
             let threshold = split.unwrap().threshold;
             assert!(threshold > 1.0 && threshold < 9.0, "threshold {threshold}");
         }
+    }
+
+    #[test]
+    fn two_means_cuts_the_atom_of_largest_decrease_not_a_nearly_constant_one() {
+        // Feature 0 is bimodal; feature 1 is 0 but for one sample, so cutting that
+        // sample off leaves two constant sides, of no cost, but decreases little.
+        let column = bimodal();
+        let n = column.len();
+        let x = Array2::from_shape_fn((n, 2), |(i, j)| match j {
+            0 => column[i],
+            _ => (i == 5) as u8 as f32,
+        });
+        let rows = Rows::from_view(x.view()).unwrap();
+        let mut atoms = AtomSet::default();
+        AtomKind::AxisAligned
+            .sampler(2)
+            .sample_node(&mut Rng::new(0, 0), 2, &mut atoms);
+        let all: Vec<u32> = (0..n as u32).collect();
+        let split = best_unsupervised_split(
+            &TwoMeans,
+            &rows,
+            &all,
+            &vec![1.0; n],
+            &all,
+            &atoms,
+            1,
+            &mut UnsupervisedScratch::default(),
+        )
+        .unwrap();
+        assert_eq!(atoms.get(split.atom).indices, [0]);
+        assert!(split.threshold > 1.0 && split.threshold < 9.0);
     }
 
     #[test]

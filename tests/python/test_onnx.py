@@ -276,6 +276,9 @@ def test_bad_input_is_refused_clearly():
     sklearn_forest = pytest.importorskip("sklearn.ensemble").RandomForestClassifier
     with pytest.raises(TypeError, match="forest or boosted model of morf_rs"):
         to_onnx(sklearn_forest(n_estimators=2).fit(X, y))
+    # Isolation forests show their trees as forests do, but score otherwise.
+    with pytest.raises(TypeError, match="forest or boosted model of morf_rs"):
+        to_onnx(morf_rs.IsolationForest(n_estimators=2).fit(X))
     model = morf_rs.RandomForestClassifier(n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="opset must be at least 13"):
         to_onnx(model, opset=12)
