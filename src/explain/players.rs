@@ -20,6 +20,7 @@ pub(crate) struct WalkNode {
     pub player: u32,
     /// The right child of a split (0 at leaves).
     pub right: u32,
+    /// The split's threshold, and whether a missing projection goes left.
     pub threshold: f32,
     pub missing_left: bool,
     /// Whether the splits above it test distinct atoms: then the leaves below it
@@ -36,6 +37,7 @@ pub(crate) struct WalkNode {
     /// Its outputs (an index range into [`ExplainedTree::outputs`]): at a leaf the
     /// ones its value is not 0 in, at a clean split those of its clean children.
     pub outputs_start: u32,
+    /// The number of its outputs: 0 where nothing below it enters the polynomials.
     pub n_outputs: u32,
     /// The share of the node's cover that went left.
     pub left_fraction: f64,
