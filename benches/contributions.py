@@ -127,11 +127,12 @@ def main():
         table,
         about,
         notes="""
-Exact path-dependent TreeSHAP over each split's atom (Linear TreeSHAP integrated by a
-Gauss-Legendre rule: O(nodes x depth / 2 x outputs) per tree and row), shared among
-the atom's pixels. Scoring is predict_proba for the forest and
-decision_function for the boosted model, on the same rows and threads. The forest's
-trees grow until pure, so their size (and the time) grows with the training set.
+Exact path-dependent TreeSHAP over each split's atom (Linear TreeSHAP with each
+subtree's polynomial in the Bernstein basis: O(sum over nodes of height x outputs
+below) per tree and row), each distinct atom shared among its pixels once per row.
+Scoring is predict_proba for the forest and decision_function for the boosted model,
+on the same rows and threads. The forest's trees grow until pure, so their size (and
+the time) grows with the training set.
 Wall times are best of the timed calls on a machine shared with other work; CPU
 times are summed over the threads (on an idle machine the wall time is about the CPU
 time over the threads).

@@ -340,6 +340,145 @@ fn atom_contributions_are_the_shapley_values_of_each_trees_atoms() {
     }
 }
 
+/// Shapley values of every distinct atom of `tree` for `row` leaf by leaf: a leaf of
+/// value `v` whose path's distinct atoms pass on the fractions `z_j` (the row
+/// unknown) and `o_j` (known) of the cover gives atom `i`
+/// `v (o_i − z_i) Σ_s c_s s! (d−1−s)! / d!`, `c_s` the coefficient of `x^s` in
+/// `Π_{j≠i} (z_j + o_j x)`. Returns (first node of the atom, value) per atom, and the
+/// number of splits on an atom split on higher up their path.
+fn shapley_leaf_by_leaf(tree: &Tree, row: &[f32]) -> (Vec<(u32, f64)>, usize) {
+    let mut values: Vec<(u32, f64)> = Vec::new();
+    let mut repeated = 0;
+    let factorial = |k: usize| (1..=k).map(|v| v as f64).product::<f64>();
+    // Depth first: (node, path of (first node of the atom, zero, one)).
+    let mut stack = vec![(0usize, Vec::<(u32, f64, f64)>::new())];
+    while let Some((id, path)) = stack.pop() {
+        let Some(atom) = tree.split_atom(id) else {
+            let v = match tree.leaves() {
+                Leaves::Classes { .. } => tree.posterior(id).unwrap()[1] as f64,
+                Leaves::Values { .. } => tree.leaf_values(id).unwrap()[0],
+            };
+            let d = path.len();
+            for (i, &(node, zero, one)) in path.iter().enumerate() {
+                let mut coefficients = vec![1.0];
+                for (j, &(_, z, o)) in path.iter().enumerate() {
+                    if j != i {
+                        let mut next = vec![0.0; coefficients.len() + 1];
+                        for (s, &c) in coefficients.iter().enumerate() {
+                            next[s] += c * z;
+                            next[s + 1] += c * o;
+                        }
+                        coefficients = next;
+                    }
+                }
+                let weighted: f64 = (coefficients.iter().enumerate())
+                    .map(|(s, &c)| c * factorial(s) * factorial(d - 1 - s) / factorial(d))
+                    .sum();
+                let phi = v * (one - zero) * weighted;
+                match values.iter_mut().find(|(n, _)| *n == node) {
+                    Some(entry) => entry.1 += phi,
+                    None => values.push((node, phi)),
+                }
+            }
+            continue;
+        };
+        let (right, threshold, missing_left) = match tree.nodes()[id] {
+            Node::Split {
+                right,
+                threshold,
+                missing_left,
+                ..
+            }
+            | Node::SplitOnFeature {
+                right,
+                threshold,
+                missing_left,
+                ..
+            }
+            | Node::SplitPooled {
+                right,
+                threshold,
+                missing_left,
+                ..
+            } => (right as usize, threshold, missing_left),
+            Node::Leaf { .. } => unreachable!(),
+        };
+        let value = atom.project(row);
+        let left = value <= threshold || (missing_left && value.is_nan());
+        let weights = tree.node_weights();
+        let (wl, wr) = (weights[id + 1] as f64, weights[right] as f64);
+        let first = (0..=id)
+            .find(|&f| tree.split_atom(f).is_some_and(|a| same_atom(&a, &atom)))
+            .unwrap() as u32;
+        for (child, fraction, taken) in [
+            (id + 1, wl / (wl + wr), left),
+            (right, wr / (wl + wr), !left),
+        ] {
+            let mut path = path.clone();
+            let one = if taken { 1.0 } else { 0.0 };
+            match path.iter_mut().find(|(n, _, _)| *n == first) {
+                Some(entry) => {
+                    repeated += 1;
+                    entry.1 *= fraction;
+                    entry.2 *= one;
+                }
+                None => path.push((first, fraction, one)),
+            }
+            stack.push((child, path));
+        }
+    }
+    (values, repeated)
+}
+
+#[test]
+fn atom_contributions_of_deep_trees_are_their_leaves_shapley_values() {
+    let (x, y) = images(400, 2, true, 9);
+    let params = ForestParams {
+        n_estimators: 3,
+        atoms: patches(),
+        max_features: MaxFeatures::Count(4),
+        max_depth: None,
+        random_state: 5,
+        ..ForestParams::default()
+    };
+    let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+    let deepest = forest.trees().iter().map(|t| t.stats().max_depth).max();
+    assert!(
+        deepest.unwrap() >= 12,
+        "the test needs deep trees: {deepest:?}"
+    );
+    let rows = x.slice(ndarray::s![..8, ..]);
+    let atoms = forest
+        .atom_contributions(rows, &ScoreOptions::new())
+        .unwrap();
+    let n_trees = forest.trees().len() as f64;
+    let mut repeated = 0;
+    for r in 0..rows.nrows() {
+        let row = rows.row(r).to_vec();
+        for (t, tree) in forest.trees().iter().enumerate() {
+            let (expected, repeats) = shapley_leaf_by_leaf(tree, &row);
+            repeated += repeats;
+            for (node, phi) in expected {
+                let found = (0..atoms.sample.len())
+                    .find(|&e| {
+                        atoms.sample[e] as usize == r
+                            && atoms.tree[e] as usize == t
+                            && atoms.node[e] == node
+                    })
+                    .map_or(0.0, |e| atoms.values[[e, 1]] * n_trees);
+                assert!(
+                    (found - phi).abs() < 1e-9,
+                    "row {r} tree {t} node {node}: {found} != {phi}"
+                );
+            }
+        }
+    }
+    assert!(
+        repeated > 0,
+        "the test needs atoms split on twice on a path"
+    );
+}
+
 #[test]
 fn contributions_are_the_same_for_any_number_of_threads() {
     let (x, y) = images(300, 3, true, 7);

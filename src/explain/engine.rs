@@ -3,10 +3,13 @@
 
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2};
 
-use super::players::ExplainedTree;
+use std::collections::HashMap;
+
+use super::players::{atom_key, ExplainedTree};
 use super::share::feature_shares;
-use super::treeshap::{tree_shap, Scratch};
+use super::treeshap::{tree_shap, PlayerValues, Scratch};
 use super::AtomContributions;
+use crate::atoms::Atom;
 use crate::data::Feature;
 use crate::error::{invalid, Result};
 use crate::runtime::control::is_cancelled;
@@ -26,6 +29,13 @@ pub struct Explainer<'m> {
     /// The model's outputs: classes, regression outputs, or 1.
     width: usize,
     trees: Vec<ExplainedTree<'m>>,
+    /// The distinct atoms of all trees: each is projected, and its value shared
+    /// among its features, once per row.
+    atoms: Vec<Atom<'m>>,
+    /// Per tree, per player, its atom in `atoms`.
+    tree_atoms: Vec<Vec<u32>>,
+    /// 0, 1, 2, ...: the players of a tree, each its own row of values.
+    each_player: Vec<u32>,
     /// What the model predicts knowing nothing of a row, per output.
     expected: Vec<f64>,
 }
@@ -34,6 +44,9 @@ pub struct Explainer<'m> {
 #[derive(Default)]
 struct RowScratch {
     shap: Scratch,
+    /// Per atom, the row's projection.
+    projections: Vec<f32>,
+    /// Per atom (or player), the values of each output.
     phi: Vec<f64>,
     shares: Vec<(u32, f64)>,
 }
@@ -53,31 +66,39 @@ impl<'m> Explainer<'m> {
         width: usize,
         base: Vec<f64>,
         trees: Vec<ExplainedTree<'m>>,
-    ) -> Result<Explainer<'m>> {
+    ) -> Explainer<'m> {
         let mut expected = base;
+        let mut keys: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut atoms = Vec::new();
+        let mut tree_atoms = Vec::with_capacity(trees.len());
         for tree in &trees {
-            let depth = tree.tree.stats().max_depth;
-            if depth > MAX_EXPLAINED_DEPTH {
-                return Err(invalid(
-                    "max_depth",
-                    format!(
-                        "contributions are computed for trees of depth at most \
-                         {MAX_EXPLAINED_DEPTH}; this model has a tree of depth {depth}: \
-                         train it with a smaller max_depth"
-                    ),
-                ));
-            }
+            let slots = (0..tree.n_players())
+                .map(|player| {
+                    let atom = tree.player_atom(player);
+                    let next = keys.len() as u32;
+                    let slot = *keys.entry(atom_key(&atom)).or_insert(next);
+                    if slot == next {
+                        atoms.push(atom);
+                    }
+                    slot
+                })
+                .collect();
+            tree_atoms.push(slots);
             let values = tree.expected_value();
             for (e, v) in expected[tree.column..].iter_mut().zip(values) {
                 *e += v;
             }
         }
-        Ok(Explainer {
+        let most_players = trees.iter().map(|tree| tree.n_players()).max();
+        Explainer {
             n_features,
             width,
             trees,
+            atoms,
+            tree_atoms,
+            each_player: (0..most_players.unwrap_or(0) as u32).collect(),
             expected,
-        })
+        }
     }
 
     /// Per row, feature and output, the contributions; the last slot along axis 1 is
@@ -194,49 +215,60 @@ impl<'m> Explainer<'m> {
             .ok_or_else(|| invalid("X", "too many features and outputs to explain"))
     }
 
-    /// Calls `visit(t, tree, phi)` with every tree's TreeSHAP values for `row`
-    /// (`tree.width` values per player).
-    fn explain_row<T: Feature>(
-        &self,
-        row: &[T],
-        scratch: &mut RowScratch,
-        mut visit: impl FnMut(usize, &ExplainedTree<'m>, &[f64], &mut Vec<(u32, f64)>),
-    ) {
-        for (t, tree) in self.trees.iter().enumerate() {
-            scratch.phi.clear();
-            scratch.phi.resize(tree.n_players() * tree.width, 0.0);
-            tree_shap(tree, row, &mut scratch.phi, &mut scratch.shap);
-            visit(t, tree, &scratch.phi, &mut scratch.shares);
-        }
+    /// Projects `row` on every atom.
+    fn project<T: Feature>(&self, row: &[T], scratch: &mut RowScratch) {
+        scratch.projections.clear();
+        (scratch.projections).extend(self.atoms.iter().map(|atom| atom.project(row)));
     }
 
     /// Writes `row`'s contributions into `out`: per feature, then the expected value,
     /// `width` outputs each.
     fn row_contributions<T: Feature>(&self, row: &[T], out: &mut [f64], scratch: &mut RowScratch) {
         let width = self.width;
+        self.project(row, scratch);
+        // Every tree's values per atom first, then each atom's shared once.
+        scratch.phi.clear();
+        scratch.phi.resize(self.atoms.len() * width, 0.0);
+        for (tree, atoms) in self.trees.iter().zip(&self.tree_atoms) {
+            let values = PlayerValues {
+                values: &mut scratch.phi,
+                rows: atoms,
+                stride: width,
+                column: tree.column,
+            };
+            tree_shap(tree, &scratch.projections, atoms, values, &mut scratch.shap);
+        }
         out.fill(0.0);
-        self.explain_row(row, scratch, |_, tree, phi, shares| {
-            for (player, values) in phi.chunks_exact(tree.width).enumerate() {
-                if values.iter().all(|&v| v == 0.0) {
-                    continue;
-                }
-                feature_shares(&tree.player_atom(player), row, shares);
-                for &(feature, share) in shares.iter() {
-                    let at = feature as usize * width + tree.column;
-                    for (o, &v) in out[at..at + tree.width].iter_mut().zip(values) {
-                        *o += share * v;
-                    }
+        for (atom, values) in self.atoms.iter().zip(scratch.phi.chunks_exact(width)) {
+            if values.iter().all(|&v| v == 0.0) {
+                continue;
+            }
+            feature_shares(atom, row, &mut scratch.shares);
+            for &(feature, share) in &scratch.shares {
+                let at = feature as usize * width;
+                for (o, &v) in out[at..at + width].iter_mut().zip(values) {
+                    *o += share * v;
                 }
             }
-        });
+        }
         out[self.n_features * width..].copy_from_slice(&self.expected);
     }
 
     /// Records `row`'s contributions per tree and atom into `out`.
     fn row_atoms<T: Feature>(&self, row: &[T], out: &mut RowAtoms, scratch: &mut RowScratch) {
         let width = self.width;
-        self.explain_row(row, scratch, |t, tree, phi, _| {
-            for (player, values) in phi.chunks_exact(tree.width).enumerate() {
+        self.project(row, scratch);
+        for (t, (tree, atoms)) in self.trees.iter().zip(&self.tree_atoms).enumerate() {
+            scratch.phi.clear();
+            scratch.phi.resize(tree.n_players() * tree.width, 0.0);
+            let values = PlayerValues {
+                values: &mut scratch.phi,
+                rows: &self.each_player,
+                stride: tree.width,
+                column: 0,
+            };
+            tree_shap(tree, &scratch.projections, atoms, values, &mut scratch.shap);
+            for (player, values) in scratch.phi.chunks_exact(tree.width).enumerate() {
                 if values.iter().all(|&v| v == 0.0) {
                     continue;
                 }
@@ -245,6 +277,6 @@ impl<'m> Explainer<'m> {
                 out.values.resize(start + width, 0.0);
                 out.values[start + tree.column..][..tree.width].copy_from_slice(values);
             }
-        });
+        }
     }
 }

@@ -44,9 +44,11 @@
 //! whose leaves cast no vote predicts a mean over a number of trees that changes from
 //! row to row, which no sum of per-tree values equals: it is refused with an error.
 
+mod bernstein;
 mod engine;
 mod models;
 mod players;
+mod quadrature;
 mod share;
 mod treeshap;
 

@@ -47,8 +47,13 @@ impl Explained for Forest {
                         .map_or(vec![0.0; width], |v| v.to_vec()),
                 })
             })
-            .collect();
-        Explainer::new(self.n_features(), width, vec![0.0; width], trees)
+            .collect::<Result<_>>()?;
+        Ok(Explainer::new(
+            self.n_features(),
+            width,
+            vec![0.0; width],
+            trees,
+        ))
     }
 }
 
@@ -88,7 +93,7 @@ impl Explained for Booster {
                     vec![tree.leaf_values(id).map_or(0.0, |v| v[0])]
                 })
             })
-            .collect();
-        Explainer::new(self.n_features(), width, base, trees)
+            .collect::<Result<_>>()?;
+        Ok(Explainer::new(self.n_features(), width, base, trees))
     }
 }

@@ -1,284 +1,299 @@
 //! Exact path-dependent TreeSHAP on one tree for one row, whose players are the tree's
-//! distinct split atoms, in time linear in the tree's size: one pass over the nodes
-//! with a fixed number of values per node (after Yu et al. 2022, "Linear TreeShap").
+//! distinct split atoms, in one pass over the nodes with a few values per node and
+//! output: as many as the node's height.
 //!
 //! A leaf of value `v` reached through the distinct players `j` of its path, each
 //! passing on the fraction `z_j` of the cover without knowing the row and `o_j` (1 or
-//! 0) knowing it (the product over the player's splits on the path), is worth
-//! `v · Π_{j∈S} o_j · Π_{j∉S} z_j` to a coalition `S`. Player `i`'s Shapley value from
-//! it is `v (o_i − z_i) Σ_S |S|! (d−1−|S|)! / d! · Π_{j∈S} o_j Π_{j∉S, j≠i} z_j`, and as
+//! 0) knowing it, is worth `v · Π_{j∈S} o_j · Π_{j∉S} z_j` to a coalition `S`.
+//! Player `i`'s Shapley value from it is
+//! `v (o_i − z_i) Σ_S |S|! (d−1−|S|)! / d! · Π_{j∈S} o_j Π_{j∉S, j≠i} z_j`, and as
 //! `|S|! (d−1−|S|)! / d! = ∫₀¹ t^|S| (1−t)^(d−1−|S|) dt`, that is
-//! `v (o_i − z_i) ∫₀¹ Π_{j≠i} f_j(t) dt` with `f_j(t) = z_j (1−t) + o_j t`: a polynomial of
-//! degree `d − 1` below the tree's depth `D`, which the Gauss–Legendre rule of `⌈D/2⌉`
-//! points integrates exactly. At those points the walk keeps each node's path product
-//! `Π f_j(t)` and, on the way back up, each subtree's sum of its leaves' `v Π f_j(t)`;
-//! the edge into a node then gives its player's value from its subtree's sum alone,
-//! divided by the player's own factor. Every factor and weight is positive, so nothing
-//! cancels (Algorithm 2 of Lundberg et al. 2020, which this replaces, costs a factor of
-//! the depth more per leaf).
+//! `v (o_i − z_i) ∫₀¹ Π_{j≠i} f_j(t) dt` with `f_j(t) = z_j (1−t) + o_j t` (Yu et al.
+//! 2022, "Linear TreeShap").
+//!
+//! The edge from node `n` into its child `c`, of player `i`, thus gets
+//! `(o − z) ∫ P_n(t) R_c(t) dt`, where `P_n` is the product of the factors of the
+//! edges above `n` and `R_c` the sum over the leaves below `c` of their values times
+//! the factors of the edges between `c` and them: a polynomial of degree `c`'s
+//! height, kept in the Bernstein basis ([`super::bernstein`]) on the way back up,
+//! while the way down keeps the integrals of `P_n` against that basis (its moments),
+//! so the integral is a dot product. Nothing depends on a number of integration
+//! points: a node costs its height per output of its subtree's leaves, which is one
+//! output for most nodes of a forest grown until its leaves are pure.
 //!
 //! A player split on again lower down has, below that split, the product of both
-//! splits' fractions: the lower edge adds its value for the leaves below it and takes
-//! back what the upper edge counted for them.
+//! splits' fractions as its factor, which is no polynomial times the upper one: the
+//! leaves below such a split are left out of the polynomials and played one by one
+//! along their paths ([`super::quadrature`]).
 
-use super::players::ExplainedTree;
-use crate::data::Feature;
+use super::bernstein::dot;
+use super::players::{ExplainedTree, WalkNode};
+use super::quadrature::{path_shapley, PathScratch};
 use crate::tree::goes_left;
-
-/// A Gauss–Legendre rule on [0, 1].
-#[derive(Debug, Clone)]
-pub(crate) struct Quadrature {
-    points: Vec<f64>,
-    weights: Vec<f64>,
-    /// Per point, `−weight / (1 − point)`: the edge weights of a side the row does
-    /// not take, whose factor `z (1 − t)` over its `−z` is the same for every `z`.
-    cold_weights: Vec<f64>,
-}
-
-impl Quadrature {
-    /// The rule of `n` points, exact for polynomials of degree below `2n`.
-    pub(crate) fn gauss_legendre(n: usize) -> Quadrature {
-        let mut points = Vec::with_capacity(n);
-        let mut weights = Vec::with_capacity(n);
-        for k in 0..n {
-            // Newton's method on the Legendre polynomial from Tricomi's estimate of its
-            // k-th root, which it converges to in a few steps for any n.
-            let mut x = (std::f64::consts::PI * (k as f64 + 0.75) / (n as f64 + 0.5)).cos();
-            for _ in 0..100 {
-                let (value, slope) = legendre(n, x);
-                let step = value / slope;
-                x -= step;
-                if step.abs() <= 1e-15 {
-                    break;
-                }
-            }
-            let (_, slope) = legendre(n, x);
-            points.push((1.0 - x) / 2.0);
-            weights.push(1.0 / ((1.0 - x * x) * slope * slope));
-        }
-        let cold_weights = points
-            .iter()
-            .zip(&weights)
-            .map(|(&t, &w)| -w / (1.0 - t))
-            .collect();
-        Quadrature {
-            points,
-            weights,
-            cold_weights,
-        }
-    }
-
-    /// Number of points.
-    pub(crate) fn len(&self) -> usize {
-        self.points.len()
-    }
-}
-
-/// The Legendre polynomial of degree `n >= 1` at `x` in (−1, 1), and its slope there.
-fn legendre(n: usize, x: f64) -> (f64, f64) {
-    let (mut before, mut value) = (1.0, x);
-    for j in 2..=n {
-        let j = j as f64;
-        let next = ((2.0 * j - 1.0) * x * value - (j - 1.0) * before) / j;
-        before = value;
-        value = next;
-    }
-    (value, n as f64 * (x * value - before) / (x * x - 1.0))
-}
 
 /// Buffers of one thread's walks, reused from tree to tree and row to row.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
-    /// Per depth of the node being visited, its path product at each point.
-    products: Vec<f64>,
-    /// Per depth, the node's subtree's sum at each point, `width` values each.
-    sums: Vec<f64>,
-    /// Per point, an edge's weight of its child's sum.
-    edge_weights: Vec<f64>,
-    /// Per player, its fractions `(zero, one)` on the current path, if it is on it.
-    on_path: Vec<Option<(f64, f64)>>,
+    /// The subtree polynomials of the nodes on the path, per output of each.
+    polys: Vec<f64>,
+    /// The moments of the path products of the nodes on the path, and the lowered
+    /// ones of their edges.
+    moments: Vec<f64>,
+    /// A child's polynomial raised to its parent's degree, step by step.
+    elevated: [Vec<f64>; 2],
+    /// The players on the current path, each once, with their fractions.
+    path: Vec<(u32, f64, f64)>,
+    /// Per player of `path`, its fractions, for a leaf played on its own.
+    factors: Vec<(f64, f64)>,
+    /// Per split node and output (aligned with the tree's outputs), the value of
+    /// the node's player from the clean leaves below it.
+    node_values: Vec<f64>,
+    leaf: PathScratch,
 }
 
-/// Adds to `phi` (`tree.width` values per player) the Shapley values of the tree's
-/// players for `row`, under the path-dependent value function: a player left out of a
-/// coalition sends the row down both sides of its splits in proportion to the
-/// training covers.
-pub(crate) fn tree_shap<T: Feature>(
+/// Where a tree's players' values go: player `p`'s output `o` adds to
+/// `values[rows[p] * stride + column + o]`.
+pub(crate) struct PlayerValues<'a> {
+    pub values: &'a mut [f64],
+    pub rows: &'a [u32],
+    pub stride: usize,
+    pub column: usize,
+}
+
+impl PlayerValues<'_> {
+    /// Where player `player`'s first output goes.
+    #[inline]
+    fn row(&self, player: u32) -> usize {
+        self.rows[player as usize] as usize * self.stride + self.column
+    }
+}
+
+/// Adds the Shapley values of the tree's players for a row to `out`, under the
+/// path-dependent value function: a player left out of a coalition sends the row down
+/// both sides of its splits in proportion to the training covers. Player `p`'s atom
+/// projects the row to `projections[atoms[p]]`.
+pub(crate) fn tree_shap(
     tree: &ExplainedTree<'_>,
-    row: &[T],
-    phi: &mut [f64],
+    projections: &[f32],
+    atoms: &[u32],
+    mut out: PlayerValues<'_>,
     scratch: &mut Scratch,
 ) {
-    let points = tree.quadrature.len();
-    if points == 0 {
-        return; // a lone leaf: no player
+    let root = tree.nodes[0];
+    if root.is_leaf() {
+        return; // no player
     }
-    let levels = tree.depth + 1;
-    if scratch.products.len() < levels * points {
-        scratch.products.resize(levels * points, 0.0);
+    scratch.path.clear();
+    scratch.node_values.clear();
+    scratch.node_values.resize(tree.outputs.len(), 0.0);
+    // Along any path the degree falls by at least 1 a level, which bounds what the
+    // path's nodes and edges keep.
+    let degree = root.degree as usize;
+    let bound = (degree + 1) * (degree + 2);
+    if scratch.moments.len() < bound {
+        scratch.moments.resize(bound, 0.0);
     }
-    if scratch.sums.len() < levels * points * tree.width {
-        scratch.sums.resize(levels * points * tree.width, 0.0);
+    if scratch.polys.len() < bound * tree.width {
+        scratch.polys.resize(bound * tree.width, 0.0);
     }
-    scratch.edge_weights.resize(points, 0.0);
-    scratch.on_path.clear();
-    scratch.on_path.resize(tree.n_players(), None);
-    scratch.products[..points].fill(1.0);
+    for buffer in &mut scratch.elevated {
+        buffer.resize(degree + 1, 0.0);
+    }
+    // The root's path product is 1, whose moments in degree k are all 1 / (k + 1).
+    scratch.moments[..degree].fill(1.0 / degree.max(1) as f64);
+    scratch.polys[..root.n_outputs as usize * (degree + 1)].fill(0.0);
     let mut walk = Walk {
         tree,
-        row,
-        phi,
-        points,
-        products: &mut scratch.products,
-        sums: &mut scratch.sums,
-        edge_weights: &mut scratch.edge_weights,
-        on_path: &mut scratch.on_path,
+        projections,
+        atoms,
+        out: &mut out,
+        scratch,
     };
-    walk.visit_split(0, 0);
+    walk.visit_split(0, 0, 0);
+    // Each clean split's values, to its player.
+    for &(player, start, len) in &tree.split_outputs {
+        let row = out.row(player);
+        let (start, len) = (start as usize, len as usize);
+        let values = &scratch.node_values[start..start + len];
+        for (&output, &value) in tree.outputs[start..start + len].iter().zip(values) {
+            out.values[row + output as usize] += value;
+        }
+    }
 }
 
-struct Walk<'w, 't, T> {
+struct Walk<'w, 't, 'o> {
     tree: &'w ExplainedTree<'t>,
-    row: &'w [T],
-    phi: &'w mut [f64],
-    points: usize,
-    products: &'w mut [f64],
-    sums: &'w mut [f64],
-    edge_weights: &'w mut [f64],
-    on_path: &'w mut [Option<(f64, f64)>],
+    projections: &'w [f32],
+    atoms: &'w [u32],
+    out: &'w mut PlayerValues<'o>,
+    scratch: &'w mut Scratch,
 }
 
-/// A player's factor `z (1 − t) + o t` at point `t`.
-#[inline]
-fn factor(zero: f64, one: f64, t: f64) -> f64 {
-    zero * (1.0 - t) + one * t
-}
-
-/// `total[j] += scale * values[j]` for every `j` of `total`.
-#[inline]
-fn add_scaled(total: &mut [f64], scale: f64, values: &[f64]) {
-    let values = &values[..total.len()];
-    for j in 0..total.len() {
-        total[j] += scale * values[j];
-    }
-}
-
-impl<T: Feature> Walk<'_, '_, T> {
-    /// Sets `edge_weights` to the weights, per point, of an edge's child's sum in the
-    /// value of the edge's player, of fractions `(zero, one)` below the edge and
-    /// `above` above it if the player split higher up: the leaves below take the
-    /// value of the edge's split in place of what that split counted for them.
-    fn set_edge_weights(&mut self, (zero, one): (f64, f64), above: Option<(f64, f64)>) {
-        let quadrature = &self.tree.quadrature;
-        if one == 0.0 && above.is_none() {
-            self.edge_weights.copy_from_slice(&quadrature.cold_weights);
-            return;
-        }
-        for (k, w) in self.edge_weights.iter_mut().enumerate() {
-            let t = quadrature.points[k];
-            let mut weight = (one - zero) / factor(zero, one, t);
-            if let Some((above_zero, above_one)) = above {
-                weight -= (above_one - above_zero) / factor(above_zero, above_one, t);
-            }
-            *w = quadrature.weights[k] * weight;
-        }
-    }
-
-    /// Visits split node `id` at depth `depth`, whose path product is in `products`
-    /// at that depth, and leaves its subtree's sum in `sums` at that depth.
-    fn visit_split(&mut self, id: usize, depth: usize) {
-        let (points, width) = (self.points, self.tree.width);
+impl Walk<'_, '_, '_> {
+    /// Visits split node `id`. If it is clean and has outputs, its path product's
+    /// moments of degree `degree − 1` are at `moments_at` in the scratch moments, and
+    /// its subtree's polynomial (degree `degree`, per output) is added up at
+    /// `poly_at` in the scratch polynomials, which hold zeros there.
+    fn visit_split(&mut self, id: usize, moments_at: usize, poly_at: usize) {
         let tree = self.tree;
-        let split = tree.split(id).expect("a split node");
-        let value = split.atom.project(self.row);
-        let hot_left = goes_left(value, split.threshold, split.missing_left);
-        let (hot, cold) = if hot_left {
-            (id + 1, split.right)
+        let node = tree.nodes[id];
+        let value = self.projections[self.atoms[node.player as usize] as usize];
+        let right = node.right as usize;
+        let (hot, cold, hot_zero) = if goes_left(value, node.threshold, node.missing_left) {
+            (id + 1, right, node.left_fraction)
         } else {
-            (split.right, id + 1)
+            (right, id + 1, 1.0 - node.left_fraction)
         };
-        let (hot_zero, cold_zero) = if hot_left {
-            (split.left_fraction, 1.0 - split.left_fraction)
-        } else {
-            (1.0 - split.left_fraction, split.left_fraction)
+        // A player split on higher up: its entry on the path, whose fractions its
+        // edges here multiply.
+        let above = match node.repeats {
+            false => None,
+            true => (self.scratch.path.iter()).position(|&(p, _, _)| p == node.player),
         };
-        let player = split.player as usize;
-        let above = self.on_path[player];
-        let (above_zero, above_one) = above.unwrap_or((1.0, 1.0));
-        let block = points * width;
-        self.sums[depth * block..][..block].fill(0.0);
-        for (child, edge_zero, edge_one) in [(hot, hot_zero, 1.0), (cold, cold_zero, 0.0)] {
+        let (above_zero, above_one) = above.map_or((1.0, 1.0), |at| {
+            let (_, zero, one) = self.scratch.path[at];
+            (zero, one)
+        });
+        let polynomials = node.clean && node.n_outputs > 0 && above.is_none();
+        let degree = node.degree as usize;
+        let mut path_integral = None;
+        for (child, edge_zero, edge_one) in [(hot, hot_zero, 1.0), (cold, 1.0 - hot_zero, 0.0)] {
             let (zero, one) = (edge_zero * above_zero, edge_one * above_one);
+            let child_node = tree.nodes[child];
             // A side the row does not take and no training sample reached adds
-            // nothing, whoever plays.
-            if !(zero > 0.0 || one > 0.0) {
+            // nothing, whoever plays; nor does a subtree without values.
+            let in_polynomials = polynomials && child_node.n_outputs > 0;
+            if !(zero > 0.0 || one > 0.0) || !(in_polynomials || child_node.unclean_leaves) {
                 continue;
             }
-            let quadrature = &tree.quadrature;
-            let (parent, below) = self.products.split_at_mut((depth + 1) * points);
-            let (parent, below) = (&parent[depth * points..], &mut below[..points]);
-            for k in 0..points {
-                // The player's factor replaces the one of its split higher up.
-                let t = quadrature.points[k];
-                below[k] = match above {
-                    None => parent[k] * factor(zero, one, t),
-                    Some(_) => parent[k] * factor(zero, one, t) / factor(above_zero, above_one, t),
-                };
+            match above {
+                None => self.scratch.path.push((node.player, zero, one)),
+                Some(at) => self.scratch.path[at] = (node.player, zero, one),
             }
-            if tree.is_leaf(child) {
-                self.set_edge_weights((zero, one), above);
-                let parent = &mut self.sums[depth * block..][..block];
-                let phi = &mut self.phi[player * width..][..width];
-                // The leaf's sum is its values times the path product: its player's
-                // share is one weighted sum of the product.
-                let product = &self.products[(depth + 1) * points..][..points];
-                let values = tree.leaf_values(child);
-                let mut weighted = 0.0;
-                for k in 0..points {
-                    weighted += self.edge_weights[k] * product[k];
-                    add_scaled(&mut parent[k * width..][..width], product[k], values);
+            match (child_node.is_leaf(), in_polynomials) {
+                (true, true) => {
+                    let integral = *path_integral.get_or_insert_with(|| {
+                        self.scratch.moments[moments_at..moments_at + degree]
+                            .iter()
+                            .sum::<f64>()
+                    });
+                    self.clean_leaf(&node, &child_node, (zero, one), integral, poly_at);
                 }
-                add_scaled(phi, weighted, values);
-            } else {
-                self.on_path[player] = Some((zero, one));
-                self.visit_split(child, depth + 1);
-                self.on_path[player] = above;
-                self.set_edge_weights((zero, one), above);
-                let (parent, below) = self.sums.split_at_mut((depth + 1) * block);
-                let (parent, below) = (&mut parent[depth * block..], &below[..block]);
-                let phi = &mut self.phi[player * width..][..width];
-                for k in 0..points {
-                    let cell = &below[k * width..][..width];
-                    add_scaled(phi, self.edge_weights[k], cell);
-                    add_scaled(&mut parent[k * width..][..width], 1.0, cell);
+                (true, false) => self.unclean_leaf(&child_node),
+                (false, true) => {
+                    self.clean_split(&node, child, (zero, one), moments_at, poly_at);
                 }
+                (false, false) => self.visit_split(child, 0, 0),
+            }
+            match above {
+                None => _ = self.scratch.path.pop(),
+                Some(at) => self.scratch.path[at] = (node.player, above_zero, above_one),
             }
         }
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::Quadrature;
-
-    #[test]
-    fn gauss_legendre_integrates_polynomials_below_twice_its_points_exactly() {
-        for n in [1, 2, 5, 13, 40, 200, 512] {
-            let rule = Quadrature::gauss_legendre(n);
-            for degree in [0, 1, n, 2 * n - 1] {
-                let integral: f64 = rule
-                    .points
-                    .iter()
-                    .zip(&rule.weights)
-                    .map(|(&t, &w)| w * t.powi(degree as i32))
-                    .sum();
-                let exact = 1.0 / (degree + 1) as f64;
-                assert!(
-                    (integral - exact).abs() <= 1e-13 * exact.max(1e-3),
-                    "{n} points, degree {degree}: {integral} against {exact}"
-                );
-            }
-            assert!(rule.points.iter().all(|&t| t > 0.0 && t < 1.0));
+    /// A clean leaf below the edge of `node` with fractions `(zero, one)`, whose
+    /// path product integrates to `integral` and whose polynomial is at `poly_at`.
+    fn clean_leaf(
+        &mut self,
+        node: &WalkNode,
+        leaf: &WalkNode,
+        (zero, one): (f64, f64),
+        integral: f64,
+        poly_at: usize,
+    ) {
+        let tree = self.tree;
+        let degree = node.degree as usize;
+        let polys = &mut self.scratch.polys[poly_at..];
+        let node_start = node.outputs_start as usize;
+        for at in leaf.outputs() {
+            let value = tree.leaf_values[at];
+            let slot = tree.parent_slot[at] as usize;
+            self.scratch.node_values[node_start + slot] += (one - zero) * value * integral;
+            let parent = &mut polys[slot * (degree + 1)..][..degree + 1];
+            tree.ratios
+                .add_constant_times_factor(value, zero, one, parent);
         }
+    }
+
+    /// A clean split `child` below the edge of `node` with fractions `(zero, one)`,
+    /// whose path product's moments (degree `degree − 1`) are at `moments_at` and
+    /// whose polynomial (degree `degree`) is at `poly_at`.
+    fn clean_split(
+        &mut self,
+        node: &WalkNode,
+        child: usize,
+        (zero, one): (f64, f64),
+        moments_at: usize,
+        poly_at: usize,
+    ) {
+        let tree = self.tree;
+        let degree = node.degree as usize;
+        let child_node = tree.nodes[child];
+        let child_degree = child_node.degree as usize;
+        let n_outputs = child_node.n_outputs as usize;
+        // The parent's moments lowered to the child's degree, then times the edge's
+        // factor: the child's moments, one degree lower.
+        let lowered_at = moments_at + degree;
+        let child_moments_at = lowered_at + child_degree + 1;
+        let moments = &mut self.scratch.moments;
+        moments.copy_within(moments_at..lowered_at, lowered_at);
+        for len in (child_degree + 1..degree).rev() {
+            (tree.ratios).lower_moments(&mut moments[lowered_at..lowered_at + len + 1]);
+        }
+        let (lowered, child_moments) = moments.split_at_mut(child_moments_at);
+        tree.ratios.moments_times_factor(
+            &lowered[lowered_at..],
+            zero,
+            one,
+            &mut child_moments[..child_degree],
+        );
+        let child_poly_at = poly_at + node.n_outputs as usize * (degree + 1);
+        let child_size = n_outputs * (child_degree + 1);
+        self.scratch.polys[child_poly_at..child_poly_at + child_size].fill(0.0);
+
+        self.visit_split(child, child_moments_at, child_poly_at);
+
+        let scratch = &mut *self.scratch;
+        let lowered = &scratch.moments[lowered_at..lowered_at + child_degree + 1];
+        let (parent_polys, child_polys) = scratch.polys.split_at_mut(child_poly_at);
+        let parent_polys = &mut parent_polys[poly_at..];
+        let [elevated, spare] = &mut scratch.elevated;
+        let node_values = &mut scratch.node_values[node.outputs_start as usize..];
+        for (poly, at) in child_polys[..child_size]
+            .chunks_exact(child_degree + 1)
+            .zip(child_node.outputs())
+        {
+            let slot = tree.parent_slot[at] as usize;
+            node_values[slot] += (one - zero) * dot(lowered, poly);
+            let mut poly = poly;
+            for len in child_degree + 1..degree {
+                tree.ratios.elevate(poly, &mut elevated[..len + 1]);
+                std::mem::swap(elevated, spare);
+                poly = &spare[..len + 1];
+            }
+            let parent = &mut parent_polys[slot * (degree + 1)..][..degree + 1];
+            tree.ratios.add_times_factor(poly, zero, one, parent);
+        }
+    }
+
+    /// A leaf below a repeated player: its Shapley values along its path.
+    fn unclean_leaf(&mut self, leaf: &WalkNode) {
+        let tree = self.tree;
+        let scratch = &mut *self.scratch;
+        scratch.factors.clear();
+        (scratch.factors).extend(scratch.path.iter().map(|&(_, zero, one)| (zero, one)));
+        let (out, path) = (&mut *self.out, &scratch.path);
+        path_shapley(
+            &tree.quadrature,
+            &scratch.factors,
+            &mut scratch.leaf,
+            |j, value| {
+                let row = out.row(path[j].0);
+                for at in leaf.outputs() {
+                    out.values[row + tree.outputs[at] as usize] += tree.leaf_values[at] * value;
+                }
+            },
+        );
     }
 }
