@@ -32,6 +32,14 @@ WORKLOADS = {
     "booster": ("(a) booster, Fashion-MNIST 20,000 x 20 rounds", ["booster"]),
     "forest": ("(b) MORF forest, Fashion-MNIST 10,000, 100 trees", ["forest"]),
     "seeds": ("(c) MORF forest, 4 seed experiments n = 1,000, 100 trees", ["seeds"]),
+    "images": (
+        '(d) booster, dictionary="images", Fashion-MNIST 5,000 x 10 rounds',
+        ["images", "--n", "5000", "--rounds", "10"],
+    ),
+    "signals": (
+        '(e) booster, dictionary="signals", MNIST-1D 4,000 x 50 rounds',
+        ["signals", "--rounds", "50"],
+    ),
 }
 
 

@@ -9,7 +9,10 @@ benches/boosting.py (31 leaves, 400 atoms a round) on the first 20,000 Fashion-M
 training images, 20 rounds. ``forest``: ManifoldObliqueForestClassifier with the
 papers' Fashion-MNIST settings (benches/compare.py) on the first 10,000 images.
 ``seeds``: the papers' MORF on each seed experiment (circle, bars, impulse,
-multivariate) at n = 1,000.
+multivariate) at n = 1,000. ``images``: the booster with ``dictionary="images"`` (half
+its image atoms pooled) on the first ``--n`` Fashion-MNIST images; ``signals``: the
+booster with ``dictionary="signals"`` on MNIST-1D (4,000 signals, seed 99), both at
+``--rounds`` rounds and otherwise default settings.
 
 Prints one JSON line: the CPU seconds (``time.process_time``) of the fit alone, data
 loading left out, and a digest of the saved models and of their ``predict_proba`` on
@@ -70,10 +73,33 @@ def _papers_forest(patches, trees: int):
     )
 
 
+def _preset_booster(name: str, shape: tuple[int, ...], rounds: int):
+    from morf_rs import ManifoldObliqueGradientBoostingClassifier
+
+    return ManifoldObliqueGradientBoostingClassifier(
+        n_estimators=rounds,
+        image_shape=shape,
+        dictionary=name,
+        early_stopping=False,
+        n_jobs=1,
+        random_state=0,
+    )
+
+
 def workloads(
     name: str, args
 ) -> list[tuple[object, np.ndarray, np.ndarray, np.ndarray]]:
     """(model, X, y, X_test) for each fit of workload ``name``."""
+    if name == "signals":
+        from pooled import mnist1d
+
+        X, y, X_test, _ = mnist1d()
+        return [(_preset_booster("signals", (40,), args.rounds), X, y, X_test)]
+    if name == "images":
+        X, y = load_fashion_mnist("train")
+        X_test = load_fashion_mnist("test")[0][:1_000]
+        model = _preset_booster("images", (28, 28), args.rounds)
+        return [(model, X[: args.n], y[: args.n], X_test)]
     if name in ("booster", "forest"):
         X, y = load_fashion_mnist("train")
         X_test = load_fashion_mnist("test")[0][:1_000]
@@ -94,7 +120,9 @@ def workloads(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workload", choices=("booster", "forest", "seeds"))
+    parser.add_argument(
+        "workload", choices=("booster", "forest", "seeds", "images", "signals")
+    )
     parser.add_argument("--n", type=int, default=20_000, help="training images")
     parser.add_argument("--rounds", type=int, default=20, help="booster rounds")
     parser.add_argument("--trees", type=int, default=100, help="forest trees")

@@ -177,6 +177,30 @@ impl Window {
         Ok(())
     }
 
+    /// Appends, shift after shift in [`Window::for_each_shift`]'s order, the indices of
+    /// the base atom `indices` (checked against the window) moved by that shift: the
+    /// cells each shifted copy reads, in the base atom's term order.
+    pub fn push_shifted(&self, indices: &[u32], out: &mut Vec<u32>) {
+        if self.shifts_wrap() {
+            self.for_each_shift(|shift| {
+                out.extend(
+                    indices
+                        .iter()
+                        .map(|&i| self.shifted(i, shift).expect("a checked window")),
+                );
+            });
+            return;
+        }
+        // Without wrapping a shift moves every index by one offset.
+        let strides = self.strides();
+        self.for_each_shift(|shift| {
+            let offset: i64 = (0..MAX_POOL_AXES)
+                .map(|k| shift[k] as i64 * strides[k])
+                .sum();
+            out.extend(indices.iter().map(|&i| (i as i64 + offset) as u32));
+        });
+    }
+
     /// The features some shift of the base atom `indices` reads, ascending and
     /// distinct.
     pub fn covered(&self, indices: &[u32]) -> Vec<u32> {
@@ -192,7 +216,7 @@ impl Window {
 
 /// `value` folded into the reduction `best` so far; a missing value (NaN) stays.
 #[inline(always)]
-fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
+pub(crate) fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
     let better = match reduce {
         Reduce::Max => value > best,
         Reduce::Min => value < best,
@@ -205,7 +229,7 @@ fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
 }
 
 /// What the reduction starts from.
-fn start(reduce: Reduce) -> f32 {
+pub(crate) fn start(reduce: Reduce) -> f32 {
     match reduce {
         Reduce::Max => f32::NEG_INFINITY,
         Reduce::Min => f32::INFINITY,
