@@ -20,8 +20,10 @@ use crate::data::Feature;
 /// Most image axes a pooled atom shifts along.
 pub const MAX_POOL_AXES: usize = 4;
 
-/// Shifts along the last axis whose responses are summed side by side.
-const LANES: usize = 64;
+/// Shifts along the last axis whose responses are summed side by side: a fixed
+/// number, so that the sums and the reduction are whole vectors with no loop over a
+/// count of lanes (windows are mostly 2 to 8 shifts wide).
+const LANES: usize = 8;
 
 /// How a pooled atom reduces its responses over the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,14 +256,16 @@ pub fn project_pooled<T: Feature>(
 }
 
 /// Without wrapping, a shift adds one offset to every index: the responses at
-/// consecutive shifts along the last axis read consecutive cells, so up to [`LANES`]
-/// of them are summed side by side, term after term (vectorised), each in the atom's
-/// order.
+/// consecutive shifts along the last axis read consecutive cells, so [`LANES`] of them
+/// are summed side by side, term after term (vectorised), each in the atom's order,
+/// and reduced lane by lane; the lanes' reductions are reduced last (the maximum or
+/// minimum of the same responses, whatever the order).
 fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, row: &[T]) -> f32 {
     let strides = window.strides();
-    let (low, high) = (window.low, window.high);
-    let mut best = start(window.reduce);
-    let mut sums = [0.0f32; LANES];
+    let (low, high, reduce) = (window.low, window.high, window.reduce);
+    // Indices ascend: a group of lanes reads inside the row if the last index does.
+    let last_index = *indices.last().expect("an atom") as i64;
+    let mut best = [start(reduce); LANES];
     for s0 in low[0]..=high[0] {
         for s1 in low[1]..=high[1] {
             for s2 in low[2]..=high[2] {
@@ -270,24 +274,65 @@ fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, r
                 let mut first = low[3] as i64;
                 while first <= high[3] as i64 {
                     let lanes = (high[3] as i64 - first + 1).min(LANES as i64) as usize;
-                    let sums = &mut sums[..lanes];
-                    sums.fill(0.0);
-                    for (&index, &weight) in indices.iter().zip(weights) {
-                        // `check` keeps every shifted index inside the row.
-                        let from = (index as i64 + outer + first) as usize;
-                        for (sum, cell) in sums.iter_mut().zip(&row[from..from + lanes]) {
-                            *sum += weight * cell.to_f32();
-                        }
-                    }
-                    for &sum in sums.iter() {
-                        best = fold(window.reduce, best, sum);
+                    // `check` keeps every shifted index of the window inside the row;
+                    // lanes past the window's last shift read on while the row lasts,
+                    // and are dropped from the reduction.
+                    let base = outer + first;
+                    let sums = if last_index + base + LANES as i64 <= row.len() as i64 {
+                        full_lanes(indices, weights, row, base)
+                    } else {
+                        part_lanes(indices, weights, row, base, lanes)
+                    };
+                    for lane in 0..LANES {
+                        let value = if lane < lanes {
+                            sums[lane]
+                        } else {
+                            start(reduce)
+                        };
+                        best[lane] = fold(reduce, best[lane], value);
                     }
                     first += lanes as i64;
                 }
             }
         }
     }
-    best
+    best.into_iter()
+        .fold(start(reduce), |best, value| fold(reduce, best, value))
+}
+
+/// The responses at the [`LANES`] shifts `base..base + LANES` (flat offsets), all of
+/// whose cells lie inside `row`.
+#[inline(always)]
+fn full_lanes<T: Feature>(indices: &[u32], weights: &[f32], row: &[T], base: i64) -> [f32; LANES] {
+    let mut sums = [0.0f32; LANES];
+    for (&index, &weight) in indices.iter().zip(weights) {
+        let from = (index as i64 + base) as usize;
+        let cells: &[T; LANES] = row[from..from + LANES].try_into().expect("LANES cells");
+        for lane in 0..LANES {
+            sums[lane] += weight * cells[lane].to_f32();
+        }
+    }
+    sums
+}
+
+/// The responses at the first `lanes` of the shifts `base..base + LANES`, near the
+/// end of `row`; the other lanes are left at 0.
+#[cold]
+fn part_lanes<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    row: &[T],
+    base: i64,
+    lanes: usize,
+) -> [f32; LANES] {
+    let mut sums = [0.0f32; LANES];
+    for (&index, &weight) in indices.iter().zip(weights) {
+        let from = (index as i64 + base) as usize;
+        for (sum, cell) in sums[..lanes].iter_mut().zip(&row[from..from + lanes]) {
+            *sum += weight * cell.to_f32();
+        }
+    }
+    sums
 }
 
 /// With wrapping axes, each shifted index is computed from its coordinates.
