@@ -231,6 +231,7 @@ pub(crate) fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
 }
 
 /// What the reduction starts from.
+#[inline(always)]
 pub(crate) fn start(reduce: Reduce) -> f32 {
     match reduce {
         Reduce::Max => f32::NEG_INFINITY,
@@ -261,6 +262,35 @@ pub fn project_pooled<T: Feature>(
 /// and reduced lane by lane; the lanes' reductions are reduced last (the maximum or
 /// minimum of the same responses, whatever the order).
 fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, row: &[T]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if crate::scoring::has_avx2() {
+        // SAFETY: the processor has AVX2.
+        return unsafe { project_flat_avx2(indices, weights, window, row) };
+    }
+    project_flat_lanes(indices, weights, window, row)
+}
+
+/// [`project_flat_lanes`] in AVX2's wider vectors (the same operations, so the same
+/// value). Callable only where the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn project_flat_avx2<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    row: &[T],
+) -> f32 {
+    project_flat_lanes(indices, weights, window, row)
+}
+
+/// The body of [`project_flat`].
+#[inline(always)]
+fn project_flat_lanes<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    row: &[T],
+) -> f32 {
     let strides = window.strides();
     let (low, high, reduce) = (window.low, window.high, window.reduce);
     // Indices ascend: a group of lanes reads inside the row if the last index does.
@@ -431,6 +461,11 @@ mod tests {
             });
             prop_assert_eq!(responses.len(), window.n_shifts());
             let pooled = project_pooled(&indices, &weights, &window, &row);
+            if !window.shifts_wrap() {
+                // The portable lanes, which a processor with AVX2 does not run.
+                let portable = project_flat_lanes(&indices, &weights, &window, &row);
+                prop_assert_eq!(portable.to_bits(), pooled.to_bits());
+            }
             if responses.iter().any(|r| r.is_nan()) {
                 prop_assert!(pooled.is_nan());
             } else {

@@ -13,6 +13,7 @@
 
 use crate::atoms::{fold, start, Atom, AtomSet, Reduce};
 use crate::data::{Feature, Rows};
+use crate::scoring::has_avx2;
 
 /// Samples copied into the block together.
 const CHUNK: usize = 64;
@@ -149,6 +150,7 @@ impl PooledColumns {
             *entry = self.column_of[*entry as usize];
         }
         let n = samples.len();
+        let avx2 = has_avx2();
         let block = &mut self.block;
         block.resize(self.features.len() * CHUNK, 0.0);
         for chunk_start in (0..n).step_by(CHUNK) {
@@ -168,14 +170,13 @@ impl PooledColumns {
                 let columns = &self.shift_columns[columns_from..columns_from + n_columns];
                 columns_from += n_columns;
                 let out = &mut out[a * n + chunk_start..][..m];
-                // Lanes past `m` reduce stale cells and are not written.
-                for (lanes, out) in (0..m).step_by(LANE_GROUP).zip(out.chunks_mut(LANE_GROUP)) {
-                    let best = match window.reduce {
-                        Reduce::Max => reduce_lanes::<true>(block, lanes, columns, atom.weights),
-                        Reduce::Min => reduce_lanes::<false>(block, lanes, columns, atom.weights),
-                    };
-                    out.copy_from_slice(&best[..out.len()]);
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the processor has AVX2.
+                    unsafe { reduce_atom_avx2(block, columns, atom.weights, window.reduce, out) };
+                    continue;
                 }
+                reduce_atom(block, columns, atom.weights, window.reduce, out);
             }
         }
         self.group.clear();
@@ -183,6 +184,38 @@ impl PooledColumns {
         self.shift_columns.clear();
         self.read.fill(0);
     }
+}
+
+/// Writes into `out` the reductions over the shifts of the responses of the block's
+/// first `out.len()` lanes; `columns` holds, shift after shift, the block column of
+/// each of the atom's terms.
+#[inline(always)]
+fn reduce_atom(block: &[f32], columns: &[u32], weights: &[f32], reduce: Reduce, out: &mut [f32]) {
+    // Lanes past the chunk's samples reduce stale cells and are not written.
+    for (lanes, out) in (0..out.len())
+        .step_by(LANE_GROUP)
+        .zip(out.chunks_mut(LANE_GROUP))
+    {
+        let best = match reduce {
+            Reduce::Max => reduce_lanes::<true>(block, lanes, columns, weights),
+            Reduce::Min => reduce_lanes::<false>(block, lanes, columns, weights),
+        };
+        out.copy_from_slice(&best[..out.len()]);
+    }
+}
+
+/// [`reduce_atom`] in AVX2's wider vectors (the same operations, so the same values).
+/// Callable only where the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn reduce_atom_avx2(
+    block: &[f32],
+    columns: &[u32],
+    weights: &[f32],
+    reduce: Reduce,
+    out: &mut [f32],
+) {
+    reduce_atom(block, columns, weights, reduce, out)
 }
 
 /// The reduction (maximum if `MAX`, else minimum) over the shifts of the responses of
