@@ -7,9 +7,9 @@
 //! [`NodeProjector`](super::NodeProjector) does for plain atoms; each shifted response
 //! is then one multiply-add per term across a run of samples, and the reduction over
 //! the shifts one compare per sample, all of which the compiler vectorises. Every
-//! sample's responses are summed term by term from 0.0 in the base atom's order and
-//! reduced in the window's shift order, as [`Atom::project`] does, so the values are
-//! the same bit for bit.
+//! sample's responses are summed term by term from 0.0 in the base atom's order, as
+//! [`Atom::project`] sums them, and reduced to their maximum or minimum (missing if
+//! one is), which no order of the shifts changes: the values are the same bit for bit.
 
 use crate::atoms::{fold, start, Atom, AtomSet, Reduce};
 use crate::data::{Feature, Rows};
@@ -27,8 +27,8 @@ const LANE_GROUP: usize = 16;
 const MIN_SAMPLES: usize = 16;
 
 /// Most distinct cells one block holds (`CHUNK` samples of 4 bytes each: 1 MiB), so
-/// that it stays in the cache on images of any size; pooled atoms are taken in groups
-/// whose cells fit, and an atom whose window alone covers more is projected sample by
+/// that it stays small on images of any size; pooled atoms are taken in groups whose
+/// cells fit, and an atom whose window alone covers more is projected sample by
 /// sample.
 const MAX_BLOCK_CELLS: usize = 4096;
 
@@ -176,6 +176,7 @@ impl PooledColumns {
                     unsafe { reduce_atom_avx2(block, columns, atom.weights, window.reduce, out) };
                     continue;
                 }
+                let _ = avx2;
                 reduce_atom(block, columns, atom.weights, window.reduce, out);
             }
         }
