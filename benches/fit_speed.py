@@ -1,6 +1,8 @@
 """CPU time of single-threaded fits, builds against a baseline, taking turns.
 
     python benches/fit_speed.py --build main=/tmp/main_pkg --build new=python
+    python benches/fit_speed.py --build main=/tmp/main_pkg --build new=python \
+        --workloads images images-plain signals signals-plain --results pooled_speed
 
 Each ``--build LABEL=FOLDER`` names a folder holding a ``morf_rs`` package (its
 ``_core`` extension built from the code to compare); the first is the baseline. Each
@@ -9,7 +11,9 @@ process, and takes the CPU time of the fit alone (``time.process_time`` around `
 in that process); the best of ``--turns`` turns is kept, so that a busy spell of a
 shared machine falls on every build alike. Every build must give the same saved models
 and the same ``predict_proba`` bit for bit: the run stops with an error otherwise.
-Writes benches/results/fit_speed.{csv,md}.
+The workloads are (a) to (c) unless ``--workloads`` names others: the pooled presets
+and the same families unpooled ((d) to (e')) give what a pooled atom costs against a
+plain one. Writes benches/results/fit_speed.{csv,md} (``--results`` names others).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+from math import inf
 from pathlib import Path
 
 from harness import best_in_turns, machine, write_csv, write_markdown
@@ -32,6 +37,22 @@ WORKLOADS = {
     "booster": ("(a) booster, Fashion-MNIST 20,000 x 20 rounds", ["booster"]),
     "forest": ("(b) MORF forest, Fashion-MNIST 10,000, 100 trees", ["forest"]),
     "seeds": ("(c) MORF forest, 4 seed experiments n = 1,000, 100 trees", ["seeds"]),
+    "images": (
+        '(d) booster, dictionary="images", Fashion-MNIST 5,000 x 10 rounds',
+        ["images", "--n", "5000", "--rounds", "10"],
+    ),
+    "images-plain": (
+        "(d') booster, the same families unpooled, Fashion-MNIST 5,000 x 10 rounds",
+        ["images-plain", "--n", "5000", "--rounds", "10"],
+    ),
+    "signals": (
+        '(e) booster, dictionary="signals", MNIST-1D 4,000 x 50 rounds',
+        ["signals", "--rounds", "50"],
+    ),
+    "signals-plain": (
+        "(e') booster, the same families unpooled, MNIST-1D 4,000 x 50 rounds",
+        ["signals-plain", "--rounds", "50"],
+    ),
 }
 
 
@@ -47,7 +68,12 @@ class ChildClock:
 
 
 def run_fit(
-    package: Path, arguments: list[str], clock: ChildClock, digests: set[str]
+    package: Path,
+    arguments: list[str],
+    clock: ChildClock,
+    digests: set[str],
+    predict_best: dict[str, float],
+    build: str,
 ) -> None:
     environment = dict(os.environ, PYTHONPATH=str(package.resolve()))
     result = subprocess.run(
@@ -60,13 +86,17 @@ def run_fit(
     report = json.loads(result.stdout.strip().splitlines()[-1])
     clock.now += report["cpu_s"]
     digests.add(report["digest"])
+    predict_best[build] = min(predict_best.get(build, inf), report["predict_cpu_s"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="append", required=True, help="LABEL=FOLDER")
     parser.add_argument("--turns", type=int, default=3)
-    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS)[:3])
+    parser.add_argument(
+        "--results", default="fit_speed", help="benches/results/RESULTS.{csv,md}"
+    )
     args = parser.parse_args()
     builds = dict(build.split("=", 1) for build in args.build)
     baseline = next(iter(builds))
@@ -76,8 +106,11 @@ def main() -> None:
         label, arguments = WORKLOADS[name]
         clock = ChildClock()
         digests: set[str] = set()
+        predict_best: dict[str, float] = {}
         calls = {
-            build: functools.partial(run_fit, Path(package), arguments, clock, digests)
+            build: functools.partial(
+                run_fit, Path(package), arguments, clock, digests, predict_best, build
+            )
             for build, package in builds.items()
         }
         best = best_in_turns(calls, args.turns, clock=clock)
@@ -93,6 +126,8 @@ def main() -> None:
                 "baseline_cpu_s": best[baseline],
                 "build_cpu_s": best[build],
                 "speedup": best[baseline] / best[build],
+                "baseline_predict_cpu_s": predict_best[baseline],
+                "build_predict_cpu_s": predict_best[build],
                 "same_models": True,
                 "turns": args.turns,
             }
@@ -104,15 +139,17 @@ def main() -> None:
         "timing": "shared machine, CPU time (time.process_time of each fit, n_jobs=1, "
         f"best of {args.turns} turns, builds alternating)",
     }
-    write_csv(RESULTS / "fit_speed.csv", rows)
+    write_csv(RESULTS / f"{args.results}.csv", rows)
     write_markdown(
-        RESULTS / "fit_speed.md",
+        RESULTS / f"{args.results}.md",
         "Fit speed: CPU time of single-threaded fits against main's build",
         rows,
         about,
         notes=(
             "same_models: every build saved the same models and predicted the same "
-            "probabilities bit for bit (sha256 of the pickles and of predict_proba). "
+            "probabilities bit for bit (sha256 of the pickles and of predict_proba); "
+            "predict_cpu_s: CPU time of predict_proba on the held-out rows, best of "
+            "the turns. "
             "Workloads and profiles: benches/profile_fit.py, benches/profiles.md."
         ),
     )

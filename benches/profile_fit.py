@@ -9,12 +9,18 @@ benches/boosting.py (31 leaves, 400 atoms a round) on the first 20,000 Fashion-M
 training images, 20 rounds. ``forest``: ManifoldObliqueForestClassifier with the
 papers' Fashion-MNIST settings (benches/compare.py) on the first 10,000 images.
 ``seeds``: the papers' MORF on each seed experiment (circle, bars, impulse,
-multivariate) at n = 1,000.
+multivariate) at n = 1,000. ``images``: the booster with ``dictionary="images"`` (half
+its image atoms pooled) on the first ``--n`` Fashion-MNIST images, scoring all 10,000
+test images; ``signals``: the booster with ``dictionary="signals"`` on MNIST-1D (4,000
+signals, seed 99, scoring its 1,000 test signals), both at ``--rounds`` rounds and
+otherwise default settings. ``images-plain`` and ``signals-plain``: the same with the
+same families unpooled at the same number of candidates (benches/pooled.py's), what a
+pooled atom's cost is measured against.
 
 Prints one JSON line: the CPU seconds (``time.process_time``) of the fit alone, data
-loading left out, and a digest of the saved models and of their ``predict_proba`` on
-held-out rows, by which benches/fit_speed.py checks that two builds make the same
-models bit for bit.
+loading left out, those of ``predict_proba`` on the held-out rows, and a digest of the
+saved models and of their ``predict_proba``, by which benches/fit_speed.py checks
+that two builds make the same models bit for bit.
 """
 
 from __future__ import annotations
@@ -35,6 +41,15 @@ from boosting import _dictionary  # noqa: E402
 from compare import FASHION_PATCHES, SIMULATION_PATCHES  # noqa: E402
 from fashion_mnist import load_fashion_mnist  # noqa: E402
 
+WORKLOADS = (
+    "booster",
+    "forest",
+    "seeds",
+    "images",
+    "images-plain",
+    "signals",
+    "signals-plain",
+)
 SEED_N = 1_000
 TEST_SEED = 1_000_003
 
@@ -70,10 +85,45 @@ def _papers_forest(patches, trees: int):
     )
 
 
+def _preset_booster(name: str, shape: tuple[int, ...], rounds: int):
+    """The booster with preset ``name``, or with its families unpooled if ``name``
+    ends in ``-plain``."""
+    from pooled import plain_families
+
+    from morf_rs import ManifoldObliqueGradientBoostingClassifier
+
+    dictionary: object = name
+    extra = {}
+    if name.endswith("-plain"):
+        # The preset's candidates (400 on images, 200 on signals) and patch extents.
+        images = name.startswith("images")
+        dictionary = plain_families(5 if images else 8)
+        extra = dict(max_features=400 if images else 200)
+    return ManifoldObliqueGradientBoostingClassifier(
+        n_estimators=rounds,
+        image_shape=shape,
+        dictionary=dictionary,
+        early_stopping=False,
+        n_jobs=1,
+        random_state=0,
+        **extra,
+    )
+
+
 def workloads(
     name: str, args
 ) -> list[tuple[object, np.ndarray, np.ndarray, np.ndarray]]:
     """(model, X, y, X_test) for each fit of workload ``name``."""
+    if name.startswith("signals"):
+        from pooled import mnist1d
+
+        X, y, X_test, _ = mnist1d()
+        return [(_preset_booster(name, (40,), args.rounds), X, y, X_test)]
+    if name.startswith("images"):
+        X, y = load_fashion_mnist("train")
+        X_test = load_fashion_mnist("test")[0]
+        model = _preset_booster(name, (28, 28), args.rounds)
+        return [(model, X[: args.n], y[: args.n], X_test)]
     if name in ("booster", "forest"):
         X, y = load_fashion_mnist("train")
         X_test = load_fashion_mnist("test")[0][:1_000]
@@ -94,7 +144,7 @@ def workloads(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workload", choices=("booster", "forest", "seeds"))
+    parser.add_argument("workload", choices=WORKLOADS)
     parser.add_argument("--n", type=int, default=20_000, help="training images")
     parser.add_argument("--rounds", type=int, default=20, help="booster rounds")
     parser.add_argument("--trees", type=int, default=100, help="forest trees")
@@ -102,18 +152,18 @@ def main() -> None:
 
     fits = workloads(args.workload, args)
     digest = hashlib.sha256()
-    cpu = 0.0
+    cpu = predict_cpu = 0.0
     for model, X, y, X_test in fits:
         start = time.process_time()
         model.fit(X, y)
         cpu += time.process_time() - start
         digest.update(pickle.dumps(model))
-        digest.update(np.ascontiguousarray(model.predict_proba(X_test)).tobytes())
-    print(
-        json.dumps(
-            {"workload": args.workload, "cpu_s": cpu, "digest": digest.hexdigest()}
-        )
-    )
+        start = time.process_time()
+        probabilities = model.predict_proba(X_test)
+        predict_cpu += time.process_time() - start
+        digest.update(np.ascontiguousarray(probabilities).tobytes())
+    report = {"workload": args.workload, "cpu_s": cpu, "predict_cpu_s": predict_cpu}
+    print(json.dumps({**report, "digest": digest.hexdigest()}))
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ def preset(name, geometry):
     (single pixels, edges, lines, Gabor-like stripes, patch sums, extents 1 to 5),
     each image family half plain and half pooled (maximum or minimum) over windows
     of 2 to 8 shifts per axis, 400 candidates. Fashion-MNIST 10,000 / 10,000,
-    boosted 50 rounds: test error 0.1043 against 0.1088 unpooled, for 5 times the
-    fit time and 2.5 times the scoring time (benches/pooled.py).
+    boosted 50 rounds: test error 0.1043 against 0.1088 unpooled (benches/pooled.py),
+    for 1.26 times the fit time and 1.6 times the scoring time (benches/profiles.md).
     """
     if name not in PRESETS:
         raise ValueError(

@@ -37,7 +37,7 @@ pub use window::{Reduce, Window, MAX_POOL_AXES};
 // Each family's sampler is reached through [`AtomKind::sampler`].
 pub(crate) use axis::AxisAlignedSampler;
 pub(crate) use oblique::SparseObliqueSampler;
-pub(crate) use window::project_pooled;
+pub(crate) use window::{fold, project_pooled, start};
 
 use crate::rng::Rng;
 

@@ -20,8 +20,10 @@ use crate::data::Feature;
 /// Most image axes a pooled atom shifts along.
 pub const MAX_POOL_AXES: usize = 4;
 
-/// Shifts along the last axis whose responses are summed side by side.
-const LANES: usize = 64;
+/// Shifts along the last axis whose responses are summed side by side: a fixed
+/// number, so that the sums and the reduction are whole vectors with no loop over a
+/// count of lanes (windows are mostly 2 to 8 shifts wide).
+const LANES: usize = 8;
 
 /// How a pooled atom reduces its responses over the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,6 +179,30 @@ impl Window {
         Ok(())
     }
 
+    /// Appends, shift after shift in [`Window::for_each_shift`]'s order, the indices of
+    /// the base atom `indices` (checked against the window) moved by that shift: the
+    /// cells each shifted copy reads, in the base atom's term order.
+    pub fn push_shifted(&self, indices: &[u32], out: &mut Vec<u32>) {
+        if self.shifts_wrap() {
+            self.for_each_shift(|shift| {
+                out.extend(
+                    indices
+                        .iter()
+                        .map(|&i| self.shifted(i, shift).expect("a checked window")),
+                );
+            });
+            return;
+        }
+        // Without wrapping a shift moves every index by one offset.
+        let strides = self.strides();
+        self.for_each_shift(|shift| {
+            let offset: i64 = (0..MAX_POOL_AXES)
+                .map(|k| shift[k] as i64 * strides[k])
+                .sum();
+            out.extend(indices.iter().map(|&i| (i as i64 + offset) as u32));
+        });
+    }
+
     /// The features some shift of the base atom `indices` reads, ascending and
     /// distinct.
     pub fn covered(&self, indices: &[u32]) -> Vec<u32> {
@@ -192,7 +218,7 @@ impl Window {
 
 /// `value` folded into the reduction `best` so far; a missing value (NaN) stays.
 #[inline(always)]
-fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
+pub(crate) fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
     let better = match reduce {
         Reduce::Max => value > best,
         Reduce::Min => value < best,
@@ -205,7 +231,8 @@ fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
 }
 
 /// What the reduction starts from.
-fn start(reduce: Reduce) -> f32 {
+#[inline(always)]
+pub(crate) fn start(reduce: Reduce) -> f32 {
     match reduce {
         Reduce::Max => f32::NEG_INFINITY,
         Reduce::Min => f32::INFINITY,
@@ -230,14 +257,45 @@ pub fn project_pooled<T: Feature>(
 }
 
 /// Without wrapping, a shift adds one offset to every index: the responses at
-/// consecutive shifts along the last axis read consecutive cells, so up to [`LANES`]
-/// of them are summed side by side, term after term (vectorised), each in the atom's
-/// order.
+/// consecutive shifts along the last axis read consecutive cells, so [`LANES`] of them
+/// are summed side by side, term after term (vectorised), each in the atom's order,
+/// and reduced lane by lane; the lanes' reductions are reduced last (the maximum or
+/// minimum of the same responses, whatever the order).
 fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, row: &[T]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if crate::scoring::has_avx2() {
+        // SAFETY: the processor has AVX2.
+        return unsafe { project_flat_avx2(indices, weights, window, row) };
+    }
+    project_flat_lanes(indices, weights, window, row)
+}
+
+/// [`project_flat_lanes`] in AVX2's wider vectors (the same operations, so the same
+/// value). Callable only where the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn project_flat_avx2<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    row: &[T],
+) -> f32 {
+    project_flat_lanes(indices, weights, window, row)
+}
+
+/// The body of [`project_flat`].
+#[inline(always)]
+fn project_flat_lanes<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    row: &[T],
+) -> f32 {
     let strides = window.strides();
-    let (low, high) = (window.low, window.high);
-    let mut best = start(window.reduce);
-    let mut sums = [0.0f32; LANES];
+    let (low, high, reduce) = (window.low, window.high, window.reduce);
+    // Indices ascend: a group of lanes reads inside the row if the last index does.
+    let last_index = *indices.last().expect("an atom") as i64;
+    let mut best = [start(reduce); LANES];
     for s0 in low[0]..=high[0] {
         for s1 in low[1]..=high[1] {
             for s2 in low[2]..=high[2] {
@@ -246,24 +304,65 @@ fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, r
                 let mut first = low[3] as i64;
                 while first <= high[3] as i64 {
                     let lanes = (high[3] as i64 - first + 1).min(LANES as i64) as usize;
-                    let sums = &mut sums[..lanes];
-                    sums.fill(0.0);
-                    for (&index, &weight) in indices.iter().zip(weights) {
-                        // `check` keeps every shifted index inside the row.
-                        let from = (index as i64 + outer + first) as usize;
-                        for (sum, cell) in sums.iter_mut().zip(&row[from..from + lanes]) {
-                            *sum += weight * cell.to_f32();
-                        }
-                    }
-                    for &sum in sums.iter() {
-                        best = fold(window.reduce, best, sum);
+                    // `check` keeps every shifted index of the window inside the row;
+                    // lanes past the window's last shift read on while the row lasts,
+                    // and are dropped from the reduction.
+                    let base = outer + first;
+                    let sums = if last_index + base + LANES as i64 <= row.len() as i64 {
+                        full_lanes(indices, weights, row, base)
+                    } else {
+                        part_lanes(indices, weights, row, base, lanes)
+                    };
+                    for lane in 0..LANES {
+                        let value = if lane < lanes {
+                            sums[lane]
+                        } else {
+                            start(reduce)
+                        };
+                        best[lane] = fold(reduce, best[lane], value);
                     }
                     first += lanes as i64;
                 }
             }
         }
     }
-    best
+    best.into_iter()
+        .fold(start(reduce), |best, value| fold(reduce, best, value))
+}
+
+/// The responses at the [`LANES`] shifts `base..base + LANES` (flat offsets), all of
+/// whose cells lie inside `row`.
+#[inline(always)]
+fn full_lanes<T: Feature>(indices: &[u32], weights: &[f32], row: &[T], base: i64) -> [f32; LANES] {
+    let mut sums = [0.0f32; LANES];
+    for (&index, &weight) in indices.iter().zip(weights) {
+        let from = (index as i64 + base) as usize;
+        let cells: &[T; LANES] = row[from..from + LANES].try_into().expect("LANES cells");
+        for lane in 0..LANES {
+            sums[lane] += weight * cells[lane].to_f32();
+        }
+    }
+    sums
+}
+
+/// The responses at the first `lanes` of the shifts `base..base + LANES`, near the
+/// end of `row`; the other lanes are left at 0.
+#[cold]
+fn part_lanes<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    row: &[T],
+    base: i64,
+    lanes: usize,
+) -> [f32; LANES] {
+    let mut sums = [0.0f32; LANES];
+    for (&index, &weight) in indices.iter().zip(weights) {
+        let from = (index as i64 + base) as usize;
+        for (sum, cell) in sums[..lanes].iter_mut().zip(&row[from..from + lanes]) {
+            *sum += weight * cell.to_f32();
+        }
+    }
+    sums
 }
 
 /// With wrapping axes, each shifted index is computed from its coordinates.
@@ -362,6 +461,11 @@ mod tests {
             });
             prop_assert_eq!(responses.len(), window.n_shifts());
             let pooled = project_pooled(&indices, &weights, &window, &row);
+            if !window.shifts_wrap() {
+                // The portable lanes, which a processor with AVX2 does not run.
+                let portable = project_flat_lanes(&indices, &weights, &window, &row);
+                prop_assert_eq!(portable.to_bits(), pooled.to_bits());
+            }
             if responses.iter().any(|r| r.is_nan()) {
                 prop_assert!(pooled.is_nan());
             } else {

@@ -1,3 +1,4 @@
+use super::pooled_columns::PooledColumns;
 use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 
@@ -71,6 +72,8 @@ pub struct NodeProjector {
     /// are whole and small enough that every partial sum is exact in `f32`, so that
     /// summing in integers gives the same value bit for bit with cheaper additions.
     integer_sums: Vec<bool>,
+    /// The projection of pooled atoms, which the paths here leave out.
+    pooled: PooledColumns,
 }
 
 impl NodeProjector {
@@ -104,7 +107,7 @@ impl NodeProjector {
             // listing the features, which would cost more than the projections.
             self.line_features.clear();
             self.project_rows(rows, row_of, samples, atoms, out);
-            Self::project_pooled(rows, row_of, samples, atoms, out);
+            self.pooled.project(rows, row_of, samples, atoms, out);
             return;
         }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
@@ -115,27 +118,7 @@ impl NodeProjector {
         } else {
             self.project_rows(rows, row_of, samples, atoms, out);
         }
-        Self::project_pooled(rows, row_of, samples, atoms, out);
-    }
-
-    /// Writes the values of pooled atoms, which the paths above leave out: sample by
-    /// sample, each row's shifts summed side by side.
-    fn project_pooled<T: Feature>(
-        rows: &Rows<'_, T>,
-        row_of: &[u32],
-        samples: &[u32],
-        atoms: &AtomSet,
-        out: &mut [f32],
-    ) {
-        let n = samples.len();
-        for a in 0..atoms.len() {
-            let atom = atoms.get(a);
-            if atom.window.is_some() {
-                for (value, &sample) in out[a * n..(a + 1) * n].iter_mut().zip(samples) {
-                    *value = atom.project(rows.row(row_of[sample as usize] as usize));
-                }
-            }
-        }
+        self.pooled.project(rows, row_of, samples, atoms, out);
     }
 
     /// A few samples at a time, each atom reads their rows term by term: the samples'
