@@ -1,6 +1,7 @@
 """CPU time of single-threaded fits, builds against a baseline, taking turns.
 
     python benches/fit_speed.py --build main=/tmp/main_pkg --build new=python
+    python benches/fit_speed.py --build a=python --build b=python --quick  # a check
 
 Each ``--build LABEL=FOLDER`` names a folder holding a ``morf_rs`` package (its
 ``_core`` extension built from the code to compare); the first is the baseline. Each
@@ -9,7 +10,8 @@ process, and takes the CPU time of the fit alone (``time.process_time`` around `
 in that process); the best of ``--turns`` turns is kept, so that a busy spell of a
 shared machine falls on every build alike. Every build must give the same saved models
 and the same ``predict_proba`` bit for bit: the run stops with an error otherwise.
-Writes benches/results/fit_speed.{csv,md}.
+Writes benches/results/fit_speed.{csv,md} (``--quick``: profile_fit.py's small
+sizes, one turn, to benches/results/quick/).
 """
 
 from __future__ import annotations
@@ -22,10 +24,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import best_in_turns, machine, write_csv, write_markdown
+from harness import best_in_turns, machine, output_folder, write_csv, write_markdown
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 
 # (label, arguments of profile_fit.py)
 WORKLOADS = {
@@ -67,13 +68,20 @@ def main() -> None:
     parser.add_argument("--build", action="append", required=True, help="LABEL=FOLDER")
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    parser.add_argument("--quick", action="store_true", help="small fits, one turn")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    if args.quick:
+        args.turns = 1
+    out = output_folder(args.quick, args.out)
     builds = dict(build.split("=", 1) for build in args.build)
     baseline = next(iter(builds))
 
     rows = []
     for name in args.workloads:
         label, arguments = WORKLOADS[name]
+        if args.quick:
+            label, arguments = f"{label} (quick sizes)", [*arguments, "--quick"]
         clock = ChildClock()
         digests: set[str] = set()
         calls = {
@@ -104,9 +112,9 @@ def main() -> None:
         "timing": "shared machine, CPU time (time.process_time of each fit, n_jobs=1, "
         f"best of {args.turns} turns, builds alternating)",
     }
-    write_csv(RESULTS / "fit_speed.csv", rows)
+    write_csv(out / "fit_speed.csv", rows)
     write_markdown(
-        RESULTS / "fit_speed.md",
+        out / "fit_speed.md",
         "Fit speed: CPU time of single-threaded fits against main's build",
         rows,
         about,
