@@ -7,6 +7,7 @@
     python benches/boosting.py --part rounds     # test error after every 10 rounds
     python benches/boosting.py --part scoring    # predict_proba at 1 and 2 threads
     python benches/boosting.py --part mnist1d --quick   # smaller everything
+    python benches/boosting.py --part all --quick       # every part, a check
 
 Every model is fitted in this one process on the same arrays with the same number of
 threads (``--threads``, default 2) and, between boosters, the same rounds and leaves.
@@ -23,16 +24,23 @@ runs (default 7) taken in turn, so that load on the machine disturbs both alike.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import platform
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from harness import (
+    best_in_turns,
+    describe,
+    machine,
+    markdown_table,
+    output_folder,
+    read_csv,
+    timed,
+    write_csv,
+)
 
-RESULTS = Path(__file__).resolve().parent / "results"
 TEST_SEED = 1_000_003
 
 # The boosted model recommended for images and signals: signed patches (edges and
@@ -99,12 +107,12 @@ def hist_gradient_boosting(n_estimators, threads, seed, leaves=31):
     )
 
 
-def best_forest(shape, patch_max, threads, seed):
+def best_forest(shape, patch_max, threads, seed, trees=300):
     """Our forest for images and signals: MORF with the same dictionary."""
     from morf_rs import ManifoldObliqueForestClassifier
 
     return ManifoldObliqueForestClassifier(
-        n_estimators=300,
+        n_estimators=trees,
         image_shape=shape,
         patch_min=1,
         patch_max=patch_max,
@@ -115,11 +123,13 @@ def best_forest(shape, patch_max, threads, seed):
     )
 
 
-def papers_forest(shape, patch_min, patch_max, max_features, wrap, threads, seed):
+def papers_forest(
+    shape, patch_min, patch_max, max_features, wrap, threads, seed, trees=300
+):
     from morf_rs import ManifoldObliqueForestClassifier
 
     return ManifoldObliqueForestClassifier(
-        n_estimators=300,
+        n_estimators=trees,
         image_shape=shape,
         patch_min=patch_min,
         patch_max=patch_max,
@@ -130,10 +140,10 @@ def papers_forest(shape, patch_min, patch_max, max_features, wrap, threads, seed
     )
 
 
-def random_forest(threads, seed):
+def random_forest(threads, seed, trees=300):
     from morf_rs import RandomForestClassifier
 
-    return RandomForestClassifier(n_estimators=300, n_jobs=threads, random_state=seed)
+    return RandomForestClassifier(n_estimators=trees, n_jobs=threads, random_state=seed)
 
 
 def fashion(quick):
@@ -143,7 +153,7 @@ def fashion(quick):
     X, y = load_fashion_mnist("train")
     X_test, y_test = load_fashion_mnist("test")
     if quick:
-        X, y = X[:5000], y[:5000]
+        X, y, X_test, y_test = X[:1000], y[:1000], X_test[:1000], y_test[:1000]
     return X, y, X_test, y_test
 
 
@@ -166,13 +176,10 @@ SEEDS = {
 }
 
 
-def timed(model, X, y, X_test):
-    start = time.perf_counter()
-    model.fit(X, y)
-    fit_s = time.perf_counter() - start
-    start = time.perf_counter()
-    proba = model.predict_proba(X_test)
-    predict_s = time.perf_counter() - start
+def fit_and_score(model, X, y, X_test):
+    """``model`` fitted on X, y, its probabilities on X_test, and both times."""
+    _, fit_s = timed(partial(model.fit, X, y))
+    proba, predict_s = timed(partial(model.predict_proba, X_test))
     return proba, fit_s, predict_s
 
 
@@ -183,10 +190,12 @@ class Recorder:
         self.threads = args.threads
         self.quick = args.quick
         self.n_seeds = args.seeds
+        # Quick runs only check that the script works: few rounds and trees.
+        self.forest_trees = 30 if self.quick else 300
         self.rows = []
 
     def rounds(self, full):
-        return max(20, full // 10) if self.quick else full
+        return max(10, full // 20) if self.quick else full
 
     def seeds(self):
         return range(1 if self.quick else self.n_seeds)
@@ -194,7 +203,7 @@ class Recorder:
     def __call__(self, experiment, n, seed, models, X, y, X_test, y_test, **extra):
         """Fits each of ``models``, (name, estimator) pairs, and tests it."""
         for name, model in models:
-            proba, fit_s, predict_s = timed(model, X, y, X_test)
+            proba, fit_s, predict_s = fit_and_score(model, X, y, X_test)
             error = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
             row = dict(experiment=experiment, model=name, n=n, seed=seed, error=error)
             row.update(fit_s=fit_s, predict_s=predict_s, threads=self.threads, **extra)
@@ -236,8 +245,11 @@ def mnist1d_rows(args):
             ("morf_rs boosted", boosted),
             ("LightGBM", lightgbm(r, threads, seed)),
             ("HistGradientBoosting", hist_gradient_boosting(r, threads, seed)),
-            ("morf_rs MORF forest", best_forest((40,), 8, threads, seed)),
-            ("morf_rs RF", random_forest(threads, seed)),
+            (
+                "morf_rs MORF forest",
+                best_forest((40,), 8, threads, seed, record.forest_trees),
+            ),
+            ("morf_rs RF", random_forest(threads, seed, record.forest_trees)),
         ]
         record("mnist1d", len(y), seed, models, X, y, X_test, y_test, rounds=r)
     return record.rows
@@ -252,7 +264,7 @@ def seed_rows(args):
     sizes = (200,) if args.quick else (200, 1000)
     for experiment, (shape, pmin, pmax, max_features, wrap, boost_max) in SEEDS.items():
         make = getattr(datasets, f"make_{experiment}")
-        X_test, y_test = make(2000 if args.quick else 10_000, random_state=TEST_SEED)
+        X_test, y_test = make(1000 if args.quick else 10_000, random_state=TEST_SEED)
         for n in sizes:
             for seed in record.seeds():
                 X, y = make(n, random_state=seed)
@@ -267,7 +279,14 @@ def seed_rows(args):
                     max_leaf_nodes=15,
                 )
                 papers = papers_forest(
-                    shape, pmin, pmax, max_features, wrap, threads, seed
+                    shape,
+                    pmin,
+                    pmax,
+                    max_features,
+                    wrap,
+                    threads,
+                    seed,
+                    record.forest_trees,
                 )
                 # Stronger shrinkage: where noise dominates (impulse), rate 0.1
                 # overfits within 200 rounds.
@@ -286,7 +305,7 @@ def seed_rows(args):
                     ("morf_rs boosted", boosted),
                     ("morf_rs boosted, learning_rate 0.03", slow),
                     ("morf_rs MORF forest (papers)", papers),
-                    ("morf_rs RF", random_forest(threads, seed)),
+                    ("morf_rs RF", random_forest(threads, seed, record.forest_trees)),
                     ("LightGBM", lightgbm(r, threads, seed, leaves=15)),
                 ]
                 record(experiment, n, seed, models, X, y, X_test, y_test, rounds=r)
@@ -308,16 +327,14 @@ def fashion_boosters(rounds, threads):
 def timing_rows(args):
     """Fashion-MNIST, all 60,000 images: boosters at equal rounds, leaves, threads."""
     X, y, X_test, y_test = fashion(args.quick)
-    r = 20 if args.quick else 100
+    r = 10 if args.quick else 100
     models = fashion_boosters(r, args.threads)
     rows = []
     for name, model in models:
-        proba, fit_s, predict_s = timed(model, X, y, X_test)
+        proba, fit_s, predict_s = fit_and_score(model, X, y, X_test)
         # predict_proba again, best of 3, so that first-call costs do not count.
-        for _ in range(2):
-            start = time.perf_counter()
-            model.predict_proba(X_test)
-            predict_s = min(predict_s, time.perf_counter() - start)
+        again = best_in_turns({name: partial(model.predict_proba, X_test)}, 2)
+        predict_s = min(predict_s, again[name])
         error = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
         row = dict(model=name, n=len(y), rounds=r, leaves=31, threads=args.threads)
         row.update(fit_s=fit_s, predict_s=predict_s, error=error)
@@ -342,7 +359,7 @@ def rounds_rows(args):
     """Fashion-MNIST, all 60,000 images: test error round after round, for the models
     of the timing part (do they keep improving, or start to overfit?)."""
     X, y, X_test, y_test = fashion(args.quick)
-    r = 20 if args.quick else 100
+    r = 10 if args.quick else 100
     models = fashion_boosters(r, args.threads)
     rows = []
     for name, model in models:
@@ -361,25 +378,24 @@ def scoring_rows(args):
     X, y, X_test, y_test = fashion(args.quick)
     n_train = min(args.scoring_train, len(y))
     X, y = X[:n_train], y[:n_train]
-    r = 20 if args.quick else 100
+    r = 10 if args.quick else 100
     ours = morf_booster((28, 28), 5, r, args.threads, 0, max_features=400)
     models = [("morf_rs boosted", ours), ("LightGBM", lightgbm(r, args.threads, 0))]
     errors = {}
     for name, model in models:
-        start = time.perf_counter()
-        model.fit(X, y)
-        print(f"{name}: fitted in {time.perf_counter() - start:.1f} s", flush=True)
+        _, fit_s = timed(partial(model.fit, X, y))
+        print(f"{name}: fitted in {fit_s:.1f} s", flush=True)
         proba = model.predict_proba(X_test)  # also pays any first-call cost
         errors[name] = float(np.mean(model.classes_[proba.argmax(1)] != y_test))
-    best = {}
-    for _ in range(args.repeats):
-        for threads in (1, 2):
-            for name, model in models:
-                model.set_params(n_jobs=threads)
-                start = time.perf_counter()
-                model.predict_proba(X_test)
-                elapsed = time.perf_counter() - start
-                best[name, threads] = min(best.get((name, threads), np.inf), elapsed)
+    # set_params (microseconds) is timed with the call it prepares.
+    calls = {
+        (name, threads): lambda m=model, t=threads: m.set_params(
+            n_jobs=t
+        ).predict_proba(X_test)
+        for threads in (1, 2)
+        for name, model in models
+    }
+    best = best_in_turns(calls, args.repeats)
     rows = []
     for (name, threads), predict_s in best.items():
         row = dict(model=name, n_train=n_train, rounds=r, leaves=31, threads=threads)
@@ -393,32 +409,12 @@ def scoring_rows(args):
 ACCURACY_PARTS = {"fashion": fashion_rows, "mnist1d": mnist1d_rows, "seeds": seed_rows}
 
 
-def write_csv(path, rows):
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def read_csv(path):
-    if not path.exists():
-        return []
-    with open(path) as f:
-        return list(csv.DictReader(f))
-
-
 def summary(out, threads):
-    import lightgbm
-    import sklearn
-
-    import morf_rs
-
+    about = machine(("numpy", "sklearn", "lightgbm", "morf_rs"))
     lines = [
         "# Gradient boosting over atoms: results",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} "
-        f"cores; threads {threads}; morf_rs {morf_rs.__version__}, LightGBM "
-        f"{lightgbm.__version__}, scikit-learn {sklearn.__version__}.",
+        f"Machine: {describe(about)}; threads {threads}.",
         "",
     ]
     accuracy = [
@@ -426,36 +422,43 @@ def summary(out, threads):
     ]
     if accuracy:
         lines += ["## Test error (mean over seeds, spread = min..max)", ""]
-        lines += ["| experiment | n | model | rounds | test error | spread | fit (s) |"]
-        lines += ["|---|---|---|---|---|---|---|"]
         groups = {}
         for row in accuracy:
             key = (row["experiment"], int(row["n"]), row["model"])
             groups.setdefault(key, []).append(row)
+        table = []
         for (experiment, n, model), group in groups.items():
             errors = [float(r["error"]) for r in group]
             fits = [float(r["fit_s"]) for r in group]
-            lines.append(
-                f"| {experiment} | {n:,} | {model} | {group[0].get('rounds', '')} | "
-                f"{np.mean(errors):.4f} | {min(errors):.4f}..{max(errors):.4f} | "
-                f"{np.mean(fits):.1f} |"
+            table.append(
+                {
+                    "experiment": experiment,
+                    "n": f"{n:,}",
+                    "model": model,
+                    "rounds": group[0].get("rounds", ""),
+                    "test error": f"{np.mean(errors):.4f}",
+                    "spread": f"{min(errors):.4f}..{max(errors):.4f}",
+                    "fit (s)": f"{np.mean(fits):.1f}",
+                }
             )
-        lines.append("")
+        lines += [*markdown_table(table), ""]
     timing = read_csv(out / "boosting_timing.csv")
     if timing:
         lines += [
             f"## Fashion-MNIST, {int(timing[0]['n']):,} images, "
             f"{timing[0]['rounds']} rounds, {timing[0]['leaves']} leaves",
             "",
-            "| model | fit (s) | predict_proba 10,000 rows (s) | test error |",
-            "|---|---|---|---|",
         ]
-        for row in timing:
-            lines.append(
-                f"| {row['model']} | {float(row['fit_s']):.1f} | "
-                f"{float(row['predict_s']):.3f} | {float(row['error']):.4f} |"
-            )
-        lines.append("")
+        table = [
+            {
+                "model": row["model"],
+                "fit (s)": f"{float(row['fit_s']):.1f}",
+                "predict_proba 10,000 rows (s)": f"{float(row['predict_s']):.3f}",
+                "test error": f"{float(row['error']):.4f}",
+            }
+            for row in timing
+        ]
+        lines += [*markdown_table(table), ""]
     by_round = read_csv(out / "boosting_rounds.csv")
     if by_round:
         names = list(dict.fromkeys(row["model"] for row in by_round))
@@ -465,13 +468,12 @@ def summary(out, threads):
             f"## Test error round after round, Fashion-MNIST "
             f"{int(by_round[0]['n']):,} images (`--part rounds`)",
             "",
-            "| rounds | " + " | ".join(names) + " |",
-            "|---" * (len(names) + 1) + "|",
         ]
-        for k in rounds:
-            cells = " | ".join(f"{error[(name, k)]:.4f}" for name in names)
-            lines.append(f"| {k} | {cells} |")
-        lines.append("")
+        table = [
+            {"rounds": k, **{name: f"{error[(name, k)]:.4f}" for name in names}}
+            for k in rounds
+        ]
+        lines += [*markdown_table(table), ""]
     scoring = read_csv(out / "boosting_scoring.csv")
     if scoring:
         first = scoring[0]
@@ -482,15 +484,17 @@ def summary(out, threads):
             f"Fitted on {int(first['n_train']):,} images; best of {first['repeats']} "
             "runs taken in turn (`--part scoring`).",
             "",
-            "| model | threads | predict_proba (s) | test error |",
-            "|---|---|---|---|",
         ]
-        for row in scoring:
-            seconds, error = float(row["predict_s"]), float(row["error"])
-            lines.append(
-                f"| {row['model']} | {row['threads']} | {seconds:.3f} | {error:.4f} |"
-            )
-        lines.append("")
+        table = [
+            {
+                "model": row["model"],
+                "threads": row["threads"],
+                "predict_proba (s)": f"{float(row['predict_s']):.3f}",
+                "test error": f"{float(row['error']):.4f}",
+            }
+            for row in scoring
+        ]
+        lines += [*markdown_table(table), ""]
     (out / "boosting.md").write_text("\n".join(lines))
 
 
@@ -498,7 +502,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--part",
-        choices=(*ACCURACY_PARTS, "timing", "rounds", "scoring"),
+        choices=(*ACCURACY_PARTS, "timing", "rounds", "scoring", "all"),
         required=True,
     )
     parser.add_argument("--threads", type=int, default=2)
@@ -515,17 +519,20 @@ def main():
     parser.add_argument(
         "--repeats", type=int, default=7, help="timed runs of --part scoring"
     )
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
-    out = RESULTS / "quick" if args.quick else RESULTS
-    out.mkdir(parents=True, exist_ok=True)
+    if args.quick:
+        args.repeats = min(args.repeats, 2)
+    out = output_folder(args.quick, args.out)
     parts = {
         **ACCURACY_PARTS,
         "timing": timing_rows,
         "rounds": rounds_rows,
         "scoring": scoring_rows,
     }
-    write_csv(out / f"boosting_{args.part}.csv", parts[args.part](args))
-    summary(out, args.threads)
+    for part in parts if args.part == "all" else [args.part]:
+        write_csv(out / f"boosting_{part}.csv", parts[part](args))
+        summary(out, args.threads)
 
 
 if __name__ == "__main__":

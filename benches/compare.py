@@ -14,11 +14,9 @@ predict_scaling.csv, meta.json, PNG figures and summary.md to the output folder.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
-import platform
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -28,11 +26,26 @@ from typing import Callable
 import numpy as np
 import report
 from fashion_mnist import load_fashion_mnist
-from measure import PEAK_MEMORY_SUPPORTED, PeakMemory, Timer, pickled_size
+from harness import (
+    PEAK_MEMORY_SUPPORTED,
+    RESULTS,
+    best_in_turns,
+    machine,
+    pickled_size,
+    timed,
+    timed_with_memory,
+    write_csv,
+)
 from models import Model, Patches, available_models, tree_stats
 from tqdm import tqdm
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# Distribution name -> module whose version is recorded.
+VERSIONED = {
+    "morf_rs": "morf_rs",
+    "numpy": "numpy",
+    "scikit-learn": "sklearn",
+    "treeple": "treeple",
+}
 TEST_SEED = 1_000_003  # test sets are drawn apart from every training seed
 IMPORTANCE_CLASSES = (7, 9)  # Sneaker vs Ankle boot: the difference is a local shape
 IMPORTANCE_PER_CLASS = 100
@@ -147,10 +160,8 @@ def run_one(
 ) -> tuple[dict, object]:
     """Fit one model and measure it; returns the CSV row and the fitted model."""
     est = model.build(exp.patches, args.n_estimators, args.threads, seed)
-    with PeakMemory() as mem, Timer() as fit_t:
-        est.fit(X, y)
-    with Timer() as pred_t:
-        proba = est.predict_proba(X_test)
+    _, fit_s, peak_mb = timed_with_memory(lambda: est.fit(X, y))
+    proba, predict_s = timed(lambda: est.predict_proba(X_test))
     wrong = est.classes_[np.argmax(proba, axis=1)] != y_test
     error = float(np.mean(wrong))
     # Circle: the test rows with a segment across the seam between the last cell and
@@ -169,10 +180,10 @@ def run_one(
         "n_test": len(y_test),
         "test_error": error,
         "seam_error": seam_error,
-        "fit_s": fit_t.s,
-        "predict_s": pred_t.s,
+        "fit_s": fit_s,
+        "predict_s": predict_s,
         "pickle_bytes": pickled_size(est),
-        "peak_mem_mb": mem.mb,
+        "peak_mem_mb": peak_mb,
         "max_depth": float(np.mean(stats["max_depth"])),
         "n_leaves": float(np.mean(stats["n_leaves"])),
         "n_nodes": float(np.mean(stats["n_nodes"])),
@@ -191,13 +202,15 @@ def retime_fits(fitted: list[tuple[Model, dict]], exp: Experiment, X, y, args, s
     """More rounds of the same fits, the models taking turns, keeping each model's
     best time: a slow spell of the machine then does not decide a ratio. The same
     seed grows the same forest, so the round's other figures stand."""
-    for _ in range(FIT_ROUNDS - 1):
-        for model, row in fitted:
-            est = model.build(exp.patches, args.n_estimators, args.threads, seed)
-            with Timer() as fit_t:
-                est.fit(X, y)
-            row["fit_s"] = min(row["fit_s"], fit_t.s)
-            del est
+    fits = {
+        model.label: lambda m=model: m.build(
+            exp.patches, args.n_estimators, args.threads, seed
+        ).fit(X, y)
+        for model, _ in fitted
+    }
+    best = best_in_turns(fits, FIT_ROUNDS - 1)
+    for model, row in fitted:
+        row["fit_s"] = min(row["fit_s"], best[model.label])
 
 
 # Rounds of predict calls per model and thread count; each model's best is kept.
@@ -208,31 +221,28 @@ def predict_scaling(fitted: list[tuple[Model, object]], X_batch, args) -> list[d
     """Best-of time of predict_proba and predict on one batch, per model and thread
     count. The models take turns call by call, so that a slow spell of the machine
     falls on all of them rather than on whichever happened to run then."""
-    best: dict[tuple[str, int], dict] = {}
+    rows = []
     for t in _threads_to_scale(args.threads):
+        calls = {}
         for model, est in fitted:
             est.set_params(n_jobs=t)
-            best[model.label, t] = {
+            calls[model.label, "proba"] = lambda e=est: e.predict_proba(X_batch)
+            calls[model.label, "predict"] = lambda e=est: e.predict(X_batch)
+        best = best_in_turns(calls, SCALING_ROUNDS)
+        rows += [
+            {
                 "library": model.library,
                 "forest": model.forest,
                 "threads": t,
                 "batch_rows": len(X_batch),
-                "predict_proba_s": math.inf,
-                "predict_s": math.inf,
+                "predict_proba_s": best[model.label, "proba"],
+                "predict_s": best[model.label, "predict"],
             }
-        for _ in range(SCALING_ROUNDS):
-            for model, est in fitted:
-                row = best[model.label, t]
-                for column, fn in (
-                    ("predict_proba_s", est.predict_proba),
-                    ("predict_s", est.predict),
-                ):
-                    with Timer() as timer:
-                        fn(X_batch)
-                    row[column] = min(row[column], timer.s)
+            for model, _ in fitted
+        ]
     for _, est in fitted:
         est.set_params(n_jobs=args.threads)
-    return list(best.values())
+    return rows
 
 
 def importance_maps(models: list[Model], args) -> dict[str, np.ndarray]:
@@ -252,37 +262,6 @@ def importance_maps(models: list[Model], args) -> dict[str, np.ndarray]:
             importances = forest.fit(X, y).feature_importances_
             maps[model.forest] = np.asarray(importances).reshape(28, 28)
     return maps
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for pkg in ("morf_rs", "numpy", "scikit-learn", "treeple"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    if not rows:
-        return
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -361,6 +340,7 @@ def main(argv=None) -> int:
         print("note:", note)
 
     total = sum(len(e.sizes) * e.seeds for e in experiments) * len(models)
+    about = machine(tuple(VERSIONED.values()))
     meta = {
         "command": " ".join(
             [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
@@ -371,9 +351,16 @@ def main(argv=None) -> int:
         "n_estimators": args.n_estimators,
         "fit_rounds": FIT_ROUNDS,
         "retime_under_s": RETIME_UNDER_S,
-        "cpu": _cpu_name(),
+        "cpu": about["cpu"],
         "cores_available": len(os.sched_getaffinity(0)),
-        "versions": _versions(),
+        # Distribution names, as report.py quotes them.
+        "versions": {
+            "python": about["python"],
+            **{
+                name: about.get(module, "not installed")
+                for name, module in VERSIONED.items()
+            },
+        },
         "notes": notes,
         "failures": [],
         # Other work on the machine skews timings; say how busy it was.
@@ -422,7 +409,7 @@ def main(argv=None) -> int:
                     bar.set_postfix_str(f"predict on {len(X_test):,} rows")
                     scaling += predict_scaling(timed_for_scaling, X_test, args)
                     timed_for_scaling.clear()  # treeple's models take GBs
-        _write_csv(args.out / "runs.csv", rows)
+        write_csv(args.out / "runs.csv", rows)
     bar.close()
 
     if has_ours and "fashion" in args.experiments:
@@ -433,8 +420,8 @@ def main(argv=None) -> int:
         f"{label} ({where}): {msg}" for (label, msg), where in failures.items()
     ]
     meta["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    _write_csv(args.out / "runs.csv", rows)
-    _write_csv(args.out / "predict_scaling.csv", scaling)
+    write_csv(args.out / "runs.csv", rows)
+    write_csv(args.out / "predict_scaling.csv", scaling)
     (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     report.write_all(args.out)
     print(f"wrote {args.out}/summary.md")

@@ -3,38 +3,32 @@ images: a 100-tree MORF forest and a boosted MORF model, beside their own scorin
 time, with how far the contributions' sums are from the predictions.
 
     PYTHONPATH=python python benches/contributions.py [--rounds 1] [--threads 2]
+    PYTHONPATH=python python benches/contributions.py --quick   # a check
 
-Writes benches/results/contributions.{csv,md}.
+Writes benches/results/contributions.{csv,md} (under results/quick/ with --quick).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from fashion_mnist import load_fashion_mnist
-from harness import best_in_turns, machine, write_csv, write_markdown
+from harness import (
+    best_wall_and_cpu,
+    machine,
+    output_folder,
+    timed,
+    write_csv,
+    write_markdown,
+)
 
 from morf_rs import (
     ManifoldObliqueForestClassifier,
     ManifoldObliqueGradientBoostingClassifier,
 )
-
-RESULTS = Path(__file__).parent / "results"
-
-
-def timed(call, label, wall):
-    """``call``, keeping its best wall time in ``wall[label]``."""
-
-    def run():
-        start = time.perf_counter()
-        call()
-        elapsed = time.perf_counter() - start
-        wall[label] = min(wall.get(label, float("inf")), elapsed)
-
-    return run
 
 
 def main():
@@ -45,16 +39,23 @@ def main():
     parser.add_argument("--forest-train", type=int, default=10_000)
     parser.add_argument("--booster-train", type=int, default=5_000)
     parser.add_argument("--booster-rounds", type=int, default=300)
+    parser.add_argument("--forest-trees", type=int, default=100)
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.forest_train, args.booster_train = 100, 1000, 1000
+        args.booster_rounds, args.forest_trees = 5, 5
+    out = output_folder(args.quick, args.out)
 
     X, y = load_fashion_mnist("train")
     X_test, _ = load_fashion_mnist("test")
     rows = X_test[: args.rows]
     models = {
-        "MORF forest, 100 trees": (
+        f"MORF forest, {args.forest_trees} trees": (
             ManifoldObliqueForestClassifier(
                 image_shape=(28, 28),
-                n_estimators=100,
+                n_estimators=args.forest_trees,
                 n_jobs=args.threads,
                 random_state=0,
             ),
@@ -75,21 +76,12 @@ def main():
     }
     table = []
     for label, (model, n_train, predict) in models.items():
-        start = time.perf_counter()
-        model.fit(X[:n_train], y[:n_train])
-        fit_s = time.perf_counter() - start
+        _, fit_s = timed(partial(model.fit, X[:n_train], y[:n_train]))
         calls = {
             "contributions": lambda m=model: m.predict_contributions(rows),
             "predict": lambda m=model, p=predict: p(m),
         }
-        # CPU time (all threads) beside wall time: on a shared machine the wall time
-        # depends on what else runs, the CPU time much less.
-        wall = {}
-        cpu = best_in_turns(
-            {label: timed(call, label, wall) for label, call in calls.items()},
-            args.rounds,
-            clock=time.process_time,
-        )
+        wall, cpu = best_wall_and_cpu(calls, args.rounds)
         contributions = model.predict_contributions(rows)
         total = contributions.sum(axis=1)
         output = predict(model)
@@ -120,9 +112,9 @@ def main():
         "test images explained": len(rows),
         "timed calls (best of)": args.rounds,
     }
-    write_csv(RESULTS / "contributions.csv", table)
+    write_csv(out / "contributions.csv", table)
     write_markdown(
-        RESULTS / "contributions.md",
+        out / "contributions.md",
         "predict_contributions on Fashion-MNIST",
         table,
         about,

@@ -17,21 +17,24 @@ disturbed by other work on the machine; fit times are.
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from dask.distributed import Client, LocalCluster
 from fashion_mnist import load_fashion_mnist
-from measure import Timer
+from harness import (
+    command_line,
+    machine,
+    output_folder,
+    timed,
+    write_csv,
+    write_markdown,
+)
 
 import morf_rs
 from morf_rs import dask as morf_dask
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def build(forest: str, trees: int, seed: int):
@@ -61,22 +64,19 @@ def main(argv=None) -> int:
     train = args.train or (10_000 if args.quick else 60_000)
     trees = args.trees or (20 if args.quick else 100)
     workers = args.workers or ([2, 4] if args.quick else [2, 4, 8])
-    out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(args.quick, args.out)
 
     X_all, y_all = load_fashion_mnist("train")
     test = load_fashion_mnist("test")
     rows = []
-    started = time.strftime("%Y-%m-%d %H:%M:%S")
     for seed in range(args.seeds):
         order = np.random.default_rng(seed).permutation(len(X_all))[:train]
         X, y = X_all[order], y_all[order]
         for forest in ("RF", "MORF"):
             model = build(forest, trees, seed).set_params(n_jobs=2)
-            with Timer() as timer:
-                model.fit(X, y)
+            _, fit_s = timed(partial(model.fit, X, y))
             rows.append(
-                record(forest, seed, train, 1, "one machine", model, timer, test)
+                record(forest, seed, train, 1, "one machine", model, fit_s, test)
             )
             print(rows[-1], flush=True)
         for k in workers:
@@ -91,24 +91,27 @@ def main(argv=None) -> int:
             ):
                 for forest in ("RF", "MORF"):
                     model = build(forest, trees, seed)
-                    with Timer() as timer:
-                        morf_dask.fit(
-                            model, X, y, client=client, training_data="partitions"
+                    _, fit_s = timed(
+                        partial(
+                            morf_dask.fit,
+                            model,
+                            X,
+                            y,
+                            client=client,
+                            training_data="partitions",
                         )
+                    )
                     rows.append(
-                        record(forest, seed, train, k, "partitions", model, timer, test)
+                        record(forest, seed, train, k, "partitions", model, fit_s, test)
                     )
                     print(rows[-1], flush=True)
 
-    with (out / "dask_partitions.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    write_report(rows, out, started, train, trees)
+    write_csv(out / "dask_partitions.csv", rows)
+    write_report(rows, out, train, trees)
     return 0
 
 
-def record(forest, seed, train, k, training_data, model, timer, test) -> dict:
+def record(forest, seed, train, k, training_data, model, fit_s, test) -> dict:
     X_test, y_test = test
     error = float(np.mean(model.set_params(n_jobs=2).predict(X_test) != y_test))
     return {
@@ -119,30 +122,12 @@ def record(forest, seed, train, k, training_data, model, timer, test) -> dict:
         "training_data": training_data,
         "rows_per_tree_set": train // k,
         "test_error": error,
-        "fit_s": timer.s,
+        "fit_s": fit_s,
     }
 
 
-def write_report(rows, out: Path, started: str, train: int, trees: int) -> None:
-    lines = [
-        "# Distributed fit on partitions: the accuracy cost",
-        "",
-        f"Made by `{' '.join(['python benches/dask_partitions.py', *sys.argv[1:]])}`, "
-        f"{started} to {time.strftime('%Y-%m-%d %H:%M:%S')}, on "
-        f"{os.cpu_count()} cores (fit times are disturbed by other work; errors are "
-        "not).",
-        "",
-        f"Fashion-MNIST, {train:,} shuffled training images, {trees} trees, test "
-        "error on the 10,000 test images, mean ± standard deviation over "
-        f"{len({r['seed'] for r in rows})} seed(s). k workers: each grows "
-        f"{trees}/k trees on its 1/k of the rows (morf_rs.dask.fit, "
-        'training_data="partitions"); k = 1 is the forest grown on one machine, '
-        'which training_data="all" reproduces bit for bit.',
-        "",
-        "| forest | k workers | rows per worker | test error | vs one machine "
-        "| fit s |",
-        "|---|---|---|---|---|---|",
-    ]
+def write_report(rows, out: Path, train: int, trees: int) -> None:
+    table = []
     for forest in ("RF", "MORF"):
         base = None
         for k in sorted({r["workers"] for r in rows}):
@@ -150,11 +135,30 @@ def write_report(rows, out: Path, started: str, train: int, trees: int) -> None:
             errors = np.array([r["test_error"] for r in group])
             mean = errors.mean()
             base = mean if k == 1 else base
-            lines.append(
-                f"| {forest} | {k} | {train // k:,} | {mean:.4f} ± {errors.std():.4f} "
-                f"| {mean - base:+.4f} | {np.mean([r['fit_s'] for r in group]):.1f} |"
+            table.append(
+                {
+                    "forest": forest,
+                    "k workers": k,
+                    "rows per worker": f"{train // k:,}",
+                    "test error": f"{mean:.4f} ± {errors.std():.4f}",
+                    "vs one machine": f"{mean - base:+.4f}",
+                    "fit s": f"{np.mean([r['fit_s'] for r in group]):.1f}",
+                }
             )
-    (out / "dask_partitions.md").write_text("\n".join(lines) + "\n")
+    write_markdown(
+        out / "dask_partitions.md",
+        "Distributed fit on partitions: the accuracy cost",
+        table,
+        machine(("numpy", "morf_rs", "dask", "distributed")),
+        f"Made by `{command_line()}`. Fit times are disturbed by other work on "
+        "the machine; errors are not.\n\n"
+        f"Fashion-MNIST, {train:,} shuffled training images, {trees} trees, test "
+        "error on the 10,000 test images, mean ± standard deviation over "
+        f"{len({r['seed'] for r in rows})} seed(s). k workers: each grows "
+        f"{trees}/k trees on its 1/k of the rows (morf_rs.dask.fit, "
+        'training_data="partitions"); k = 1 is the forest grown on one machine, '
+        'which training_data="all" reproduces bit for bit.',
+    )
 
 
 if __name__ == "__main__":

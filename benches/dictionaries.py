@@ -6,9 +6,11 @@ and graph data, each dictionary beside a random forest and the papers' MORF.
     python benches/dictionaries.py graphs      # sensors on non-grid graphs; a grid
     python benches/dictionaries.py importance  # importance maps, two Fashion classes
     python benches/dictionaries.py report      # summary.md from the CSVs
+    python benches/dictionaries.py all --quick # a check: 5 trees, small sets
 
 Every part appends to its CSV under benches/results/dictionaries/ (``--fresh`` starts
-it over) and rewrites summary.md. All forests use the same settings beside their
+it over; ``--quick`` writes under benches/results/quick/dictionaries/, afresh) and
+rewrites summary.md. All forests use the same settings beside their
 dictionary (``bootstrap=False``, as recommended for the dictionaries, unless a row
 says otherwise) and ``--threads`` threads (default 2). Only the fashion part's fit
 times are meant to be compared; run it on a quiet machine.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +32,7 @@ from dictionary_data import (
 )
 from dictionary_report import Table, plot_importance, report
 from fashion_mnist import load_fashion_mnist
+from harness import output_folder, timed
 
 from morf_rs import (
     ManifoldObliqueForestClassifier,
@@ -46,8 +49,6 @@ from morf_rs.dictionary import (
     SignedPatches,
     grid_graph,
 )
-
-OUT = Path(__file__).resolve().parent / "results" / "dictionaries"
 
 # The recommendations of README.md, measured here.
 IMAGES = [
@@ -110,10 +111,15 @@ def recommended(experiment, **settings):
     )
 
 
+def forest_settings(args, seed):
+    """The settings every forest of the signals, graphs and scan parts shares
+    (100 trees, or ``--trees`` in a quick run)."""
+    trees = {"n_estimators": args.trees[0]} if args.quick else {}
+    return {"n_jobs": args.threads, "random_state": seed, "bootstrap": False, **trees}
+
+
 def fit_and_score(forest, X, y, X_test, y_test):
-    start = time.perf_counter()
-    forest.fit(X, y)
-    fit_s = time.perf_counter() - start
+    _, fit_s = timed(partial(forest.fit, X, y))
     error = float(np.mean(forest.predict(X_test) != y_test))
     return fit_s, error
 
@@ -199,15 +205,16 @@ def part_signals(args):
             X_all, y_all, X_test, y_test = load_mnist1d()
             sizes = (len(y_all),)
         else:
-            X_test, y_test = simulation(experiment, 10_000, 1_000_003)
+            X_test, y_test = simulation(experiment, args.test_n, 1_000_003)
             sizes = (100, 500, 2000) if experiment != "bars" else (50, 100)
+            sizes = sizes[:1] if args.quick else sizes
         for n in sizes:
             for seed in range(args.seeds):
                 if experiment == "mnist1d":
                     X, y = X_all, y_all
                 else:
                     X, y = simulation(experiment, n, seed)
-                run = {"n_jobs": args.threads, "random_state": seed, "bootstrap": False}
+                run = forest_settings(args, seed)
                 for name, forest in (
                     ("RF", RandomForestClassifier(**run)),
                     ("MORF papers", morf(experiment, **run)),
@@ -235,12 +242,12 @@ def part_graphs(args):
     }
     for graph_name, adjacency in graphs.items():
         X_test, y_test = make_graph_blobs(
-            10_000, adjacency, noise=0.5, random_state=1_000_003
+            args.test_n, adjacency, noise=0.5, random_state=1_000_003
         )
-        for n in (200, 1000):
+        for n in (200,) if args.quick else (200, 1000):
             for seed in range(args.seeds):
                 X, y = make_graph_blobs(n, adjacency, noise=0.5, random_state=seed)
-                run = {"n_jobs": args.threads, "random_state": seed, "bootstrap": False}
+                run = forest_settings(args, seed)
                 for name, forest in (
                     ("RF", RandomForestClassifier(**run)),
                     ("SPORF", SparseObliqueForestClassifier(**run)),
@@ -277,7 +284,7 @@ def part_graphs(args):
     for seed in range(min(args.seeds, 2)):
         order = np.random.default_rng(seed).permutation(len(y_pool))[: args.grid_n]
         X, y = np.ascontiguousarray(X_pool[order]), y_pool[order]
-        run = {"n_jobs": args.threads, "random_state": seed, "bootstrap": False}
+        run = forest_settings(args, seed)
         # Patches of 2 x (2..5) pixels hold 4 to 10 of them; graph atoms the same.
         for name, forest in (
             ("MORF papers", morf("fashion", **run)),
@@ -361,7 +368,7 @@ def part_scan(args):
         for name, settings, dictionary in configurations:
             if max_features != 28 and name not in ("MORF papers", "images dictionary"):
                 continue
-            run = {"n_jobs": args.threads, "random_state": 0, "bootstrap": False}
+            run = forest_settings(args, 0)
             run |= {"max_features": max_features} | settings
             if name == "RF":
                 forest = RandomForestClassifier(**run)
@@ -383,7 +390,7 @@ def part_scan(args):
         for name in ("RF", "MORF papers", "MORF dictionary"):
             if name == "RF" and max_features == 1.0:
                 continue  # without bootstrap, every tree would be the same
-            run = {"n_jobs": args.threads, "random_state": 0, "bootstrap": False}
+            run = forest_settings(args, 0)
             run["max_features"] = max_features
             if name == "RF":
                 forest = RandomForestClassifier(**run)
@@ -415,7 +422,7 @@ def part_importance(args):
     )
     X, y = np.ascontiguousarray(X[picked]), y[picked]
     run = {
-        "n_estimators": 500,
+        "n_estimators": args.importance_trees,
         "n_jobs": args.threads,
         "random_state": 0,
         "bootstrap": False,
@@ -479,8 +486,26 @@ def main(argv=None):
     parser.add_argument(
         "--fresh", action="store_true", help="start each part's CSV over"
     )
-    parser.add_argument("--out", type=Path, default=OUT, help="output folder")
+    parser.add_argument("--importance-trees", type=int, default=500)
+    parser.add_argument("--test-n", type=int, default=10_000, help="simulated tests")
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="default results/dictionaries")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.trees, args.n, args.grid_n, args.seeds, args.scan_n = (
+            [5],
+            1000,
+            500,
+            1,
+            1000,
+        )
+        args.importance_trees, args.test_n, args.treeple, args.fresh = (
+            5,
+            1000,
+            False,
+            True,
+        )
+    args.out = output_folder(args.quick, args.out, "dictionaries")
     parts = list(PARTS) if "all" in args.parts else args.parts
     for part in parts:
         PARTS[part](args)

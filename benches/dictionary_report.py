@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import csv
 import math
 
 import numpy as np
+from harness import command_line, describe, machine, markdown_table, read_csv, write_csv
 
 
 class Table:
@@ -13,17 +13,11 @@ class Table:
 
     def __init__(self, name: str, args):
         self.path = args.out / f"{name}.csv"
-        args.out.mkdir(parents=True, exist_ok=True)
         if args.fresh and self.path.exists():
             self.path.unlink()
 
     def add(self, **row):
-        new = not self.path.exists()
-        with self.path.open("a", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
+        write_csv(self.path, [row], append=True)
         print(
             ", ".join(
                 f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
@@ -57,11 +51,7 @@ def plot_importance(maps, out):
 
 
 def _read(out, name):
-    path = out / f"{name}.csv"
-    if not path.exists():
-        return []
-    with path.open() as f:
-        return list(csv.DictReader(f))
+    return read_csv(out / f"{name}.csv")
 
 
 def _spread(rows, keys):
@@ -78,8 +68,10 @@ def report(args):
     lines = [
         "# Atom dictionaries: measured",
         "",
-        "Written by `python benches/dictionaries.py`; "
-        "see its docstring for the parts and settings.",
+        f"Written by `{command_line()}`; see the docstring of "
+        "benches/dictionaries.py for the parts and settings.",
+        "",
+        f"Machine: {describe(machine())}.",
         "",
     ]
     for path in sorted(args.out.glob("fashion*.csv")):
@@ -87,14 +79,19 @@ def report(args):
         lines += [
             f"## Fashion-MNIST ({path.name})",
             "",
-            "| model | trees | training images | threads | fit (s) | test error |",
-            "|---|---|---|---|---|---|",
         ]
-        for row in fashion:
-            cells = [row["model"], row["trees"], row["n"], row["threads"]]
-            cells += [f"{float(row['fit_s']):.1f}", f"{float(row['test_error']):.4f}"]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        table = [
+            {
+                "model": row["model"],
+                "trees": row["trees"],
+                "training images": row["n"],
+                "threads": row["threads"],
+                "fit (s)": f"{float(row['fit_s']):.1f}",
+                "test error": f"{float(row['test_error']):.4f}",
+            }
+            for row in fashion
+        ]
+        lines += [*markdown_table(table), ""]
     scan = _read(args.out, "scan")
     if scan:
         lines += [
@@ -102,14 +99,19 @@ def report(args):
             "",
             "One forest each (seed 0), 100 trees, bootstrap=False unless named.",
             "",
-            "| data | training samples | model | max_features | fit (s) | test error |",
-            "|---|---|---|---|---|---|",
         ]
-        for row in scan:
-            cells = [row["data"], row["n"], row["model"], row["max_features"]]
-            cells += [f"{float(row['fit_s']):.1f}", f"{float(row['test_error']):.4f}"]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        table = [
+            {
+                "data": row["data"],
+                "training samples": row["n"],
+                "model": row["model"],
+                "max_features": row["max_features"],
+                "fit (s)": f"{float(row['fit_s']):.1f}",
+                "test error": f"{float(row['test_error']):.4f}",
+            }
+            for row in scan
+        ]
+        lines += [*markdown_table(table), ""]
     for name, keys, title in (
         ("signals", ("experiment", "n", "model"), "Seed experiments and MNIST-1D"),
         ("graphs", ("data", "n", "model"), "Graphs"),
@@ -122,14 +124,18 @@ def report(args):
             "",
             "Test error, mean ± standard deviation over seeds.",
             "",
-            f"| {keys[0]} | n | model | test error | seeds |",
-            "|---|---|---|---|---|",
         ]
-        for key, (mean, sd, count) in stats.items():
-            lines.append(
-                f"| {key[0]} | {key[1]} | {key[2]} | {mean:.4f} ± {sd:.4f} | {count} |"
-            )
-        lines.append("")
+        table = [
+            {
+                keys[0]: key[0],
+                "n": key[1],
+                "model": key[2],
+                "test error": f"{mean:.4f} ± {sd:.4f}",
+                "seeds": count,
+            }
+            for key, (mean, sd, count) in stats.items()
+        ]
+        lines += [*markdown_table(table), ""]
     if (args.out / "importance.png").exists():
         lines += ["## Importance maps", "", "![importance](importance.png)", ""]
     (args.out / "summary.md").write_text("\n".join(lines))

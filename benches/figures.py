@@ -1,6 +1,7 @@
 """The figures of the docs' plotting guide (docs/guide/plots.rst), by morf_rs.plot.
 
-    python benches/figures.py   # 10,000 training images, 100 trees, 50 rounds
+    python benches/figures.py           # 10,000 training images, 100 trees, 50 rounds
+    python benches/figures.py --quick   # a check: PNGs and figures.md to results/quick/
 
 On the first ``--n`` Fashion-MNIST training images and as many test images: a MORF
 forest's importance maps (split counts and impurity decreases) and the first splits
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -29,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from fashion_mnist import CLASS_NAMES, load_fashion_mnist  # noqa: E402
-from harness import machine, write_markdown  # noqa: E402
+from harness import machine, output_folder, timed, write_markdown  # noqa: E402
 
 from morf_rs import (  # noqa: E402
     ManifoldObliqueForestClassifier,
@@ -54,9 +55,7 @@ def save(figure, path):
 
 def fitted(model, rows, name, X, y, X_test, y_test):
     """``model`` fitted on (X, y), its fit time and test error added to ``rows``."""
-    start = time.perf_counter()
-    model.fit(X, y)
-    fit_seconds = time.perf_counter() - start
+    _, fit_seconds = timed(partial(model.fit, X, y))
     error = 1 - model.score(X_test, y_test)
     rows.append({"model": name, "fit s": fit_seconds, "test error": error})
     return model
@@ -68,9 +67,15 @@ def main():
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=HERE.parent / "docs" / "_static")
+    parser.add_argument("--out", type=Path, help="PNG folder (default docs/_static)")
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.trees, args.rounds = 500, 5, 3
+        args.out = output_folder(True, args.out, "figures")
+    args.out = args.out or HERE.parent / "docs" / "_static"
     args.out.mkdir(parents=True, exist_ok=True)
+    report = args.out if args.quick else HERE / "results"
 
     X, y = load_fashion_mnist("train")
     X_test, y_test = load_fashion_mnist("test")
@@ -119,7 +124,7 @@ def main():
     save(ax.figure, args.out / "staged_error_fashion.png")
 
     write_markdown(
-        HERE / "results" / "figures.md",
+        report / "figures.md",
         "Models behind the plotting guide's figures",
         rows,
         {

@@ -3,6 +3,7 @@
     python benches/fit_speed.py --build main=/tmp/main_pkg --build new=python
     python benches/fit_speed.py --build main=/tmp/main_pkg --build new=python \
         --workloads images images-plain signals signals-plain --results pooled_speed
+    python benches/fit_speed.py --build a=python --build b=python --quick  # a check
 
 Each ``--build LABEL=FOLDER`` names a folder holding a ``morf_rs`` package (its
 ``_core`` extension built from the code to compare); the first is the baseline. Each
@@ -13,7 +14,8 @@ shared machine falls on every build alike. Every build must give the same saved 
 and the same ``predict_proba`` bit for bit: the run stops with an error otherwise.
 The workloads are (a) to (c) unless ``--workloads`` names others: the pooled presets
 and the same families unpooled ((d) to (e')) give what a pooled atom costs against a
-plain one. Writes benches/results/fit_speed.{csv,md} (``--results`` names others).
+plain one. Writes benches/results/fit_speed.{csv,md} (``--results`` names others;
+``--quick``: profile_fit.py's small sizes, one turn, to benches/results/quick/).
 """
 
 from __future__ import annotations
@@ -27,10 +29,9 @@ import sys
 from math import inf
 from pathlib import Path
 
-from harness import best_in_turns, machine, write_csv, write_markdown
+from harness import best_in_turns, machine, output_folder, write_csv, write_markdown
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 
 # (label, arguments of profile_fit.py)
 WORKLOADS = {
@@ -97,13 +98,20 @@ def main() -> None:
     parser.add_argument(
         "--results", default="fit_speed", help="benches/results/RESULTS.{csv,md}"
     )
+    parser.add_argument("--quick", action="store_true", help="small fits, one turn")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    if args.quick:
+        args.turns = 1
+    out = output_folder(args.quick, args.out)
     builds = dict(build.split("=", 1) for build in args.build)
     baseline = next(iter(builds))
 
     rows = []
     for name in args.workloads:
         label, arguments = WORKLOADS[name]
+        if args.quick:
+            label, arguments = f"{label} (quick sizes)", [*arguments, "--quick"]
         clock = ChildClock()
         digests: set[str] = set()
         predict_best: dict[str, float] = {}
@@ -139,9 +147,9 @@ def main() -> None:
         "timing": "shared machine, CPU time (time.process_time of each fit, n_jobs=1, "
         f"best of {args.turns} turns, builds alternating)",
     }
-    write_csv(RESULTS / f"{args.results}.csv", rows)
+    write_csv(out / f"{args.results}.csv", rows)
     write_markdown(
-        RESULTS / f"{args.results}.md",
+        out / f"{args.results}.md",
         "Fit speed: CPU time of single-threaded fits against main's build",
         rows,
         about,

@@ -7,13 +7,13 @@ KeyboardInterrupt is recorded: MORF and RF fits of 1,000 trees on Fashion-MNIST'
 benches/results/interrupt_latency.csv and .md.
 
     python benches/interrupt_latency.py            # about 2 minutes on 2 cores
+    python benches/interrupt_latency.py --quick    # a check, to results/quick/
 """
 
 from __future__ import annotations
 
 import _thread
 import argparse
-import csv
 import sys
 import threading
 import time
@@ -25,8 +25,7 @@ from morf_rs import ManifoldObliqueForestClassifier, RandomForestClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
-
-RESULTS = Path(__file__).parent / "results"
+from harness import machine, output_folder, write_csv, write_markdown  # noqa: E402
 
 
 def latency(call, delay):
@@ -54,7 +53,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="1 trial each")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    # Quick: fewer rows to score, the interrupt sooner, so that the call still
+    # outlasts it.
+    large_rows, predict_window = 1_000_000, (0.3, 2.0)
+    if args.quick:
+        args.trials, large_rows, predict_window = 1, 200_000, (0.05, 0.1)
 
     X, y = load_fashion_mnist("train")
     rng = np.random.default_rng(0)
@@ -70,10 +76,10 @@ def main():
         calls[name] = (lambda f=forest: f.fit(X, y), (0.3, 3.0))
     scorer = RandomForestClassifier(n_estimators=30, n_jobs=args.n_jobs, random_state=0)
     scorer.fit(X[:5000], y[:5000])
-    X_large = np.repeat(X, 17, axis=0)[:1_000_000]
-    calls["RF predict_proba, 1,000,000 rows"] = (
+    X_large = np.repeat(X, -(-large_rows // len(X)), axis=0)[:large_rows]
+    calls[f"RF predict_proba, {large_rows:,} rows"] = (
         lambda: scorer.predict_proba(X_large),
-        (0.3, 2.0),
+        predict_window,
     )
 
     rows = []
@@ -83,25 +89,27 @@ def main():
             rows.append({"call": name, "trial": trial, "latency_ms": 1000 * seconds})
             print(f"{name}: {1000 * seconds:.0f} ms", flush=True)
 
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "interrupt_latency.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["call", "trial", "latency_ms"])
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = [
-        "# Ctrl-C latency",
-        "",
+    out = output_folder(args.quick, args.out)
+    write_csv(out / "interrupt_latency.csv", rows)
+    table = []
+    for name in calls:
+        values = [r["latency_ms"] for r in rows if r["call"] == name]
+        table.append(
+            {
+                "call": name,
+                "median (ms)": f"{np.median(values):.0f}",
+                "max (ms)": f"{max(values):.0f}",
+            }
+        )
+    write_markdown(
+        out / "interrupt_latency.md",
+        "Ctrl-C latency",
+        table,
+        machine(),
         f"Fashion-MNIST 60,000 training images, n_jobs={args.n_jobs}, "
         f"{args.trials} trials each; milliseconds from the signal to "
         "KeyboardInterrupt.",
-        "",
-        "| call | median (ms) | max (ms) |",
-        "|---|---|---|",
-    ]
-    for name in calls:
-        values = [r["latency_ms"] for r in rows if r["call"] == name]
-        lines.append(f"| {name} | {np.median(values):.0f} | {max(values):.0f} |")
-    (RESULTS / "interrupt_latency.md").write_text("\n".join(lines) + "\n")
+    )
 
 
 if __name__ == "__main__":

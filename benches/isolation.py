@@ -2,6 +2,7 @@
 treeple's ExtendedIsolationForest, in one run: ROC AUC and fit time.
 
     /work/benchvenv/bin/python benches/isolation.py   # with PYTHONPATH=python
+    /work/benchvenv/bin/python benches/isolation.py --quick   # a check, results/quick/
 
 Two kinds of anomaly:
 - Fashion-MNIST: the forests grow on 2,000 training images of one class; the test
@@ -20,11 +21,12 @@ and isolation.md.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
 from fashion_mnist import CLASS_NAMES, load_fashion_mnist
-from harness import best_in_turns, machine, write_csv, write_markdown
+from harness import best_in_turns, machine, output_folder, write_csv, write_markdown
 from sklearn.ensemble import IsolationForest as SklearnIsolationForest
 from sklearn.metrics import roc_auc_score
 from treeple import ExtendedIsolationForest
@@ -36,34 +38,32 @@ from morf_rs import (
     datasets,
 )
 
-RESULTS = Path(__file__).parent / "results"
 N_TRAIN, N_TEST_PER_SIDE = 2000, 1000
 NORMAL_CLASSES = tuple(range(10))
 ROUNDS = 3
 
 
-def models(seed):
-    """The detectors compared, by label, each with 100 trees on one thread."""
+def models(seed, trees=100):
+    """The detectors compared, by label, each with ``trees`` trees on one thread."""
+    shared = {"n_estimators": trees, "random_state": seed}
     return {
-        "scikit-learn IsolationForest": SklearnIsolationForest(random_state=seed),
+        "scikit-learn IsolationForest": SklearnIsolationForest(**shared),
         "treeple ExtendedIsolationForest": ExtendedIsolationForest(
-            feature_combinations=1.5, random_state=seed
+            feature_combinations=1.5, **shared
         ),
-        "morf_rs IsolationForest": IsolationForest(random_state=seed),
-        "morf_rs SparseObliqueIsolationForest": SparseObliqueIsolationForest(
-            random_state=seed
-        ),
+        "morf_rs IsolationForest": IsolationForest(**shared),
+        "morf_rs SparseObliqueIsolationForest": SparseObliqueIsolationForest(**shared),
         "morf_rs ManifoldObliqueIsolationForest": ManifoldObliqueIsolationForest(
-            image_shape=(28, 28), random_state=seed
+            image_shape=(28, 28), **shared
         ),
     }
 
 
-def fashion_tasks(rng):
+def fashion_tasks(rng, normal_classes=NORMAL_CLASSES):
     """(name, X_train, X_test, is_anomaly) for each normal Fashion-MNIST class."""
     X_train, y_train = load_fashion_mnist("train")
     X_test, y_test = load_fashion_mnist("test")
-    for normal in NORMAL_CLASSES:
+    for normal in normal_classes:
         train = rng.choice(np.flatnonzero(y_train == normal), N_TRAIN, replace=False)
         inliers = rng.choice(np.flatnonzero(y_test == normal), N_TEST_PER_SIDE, False)
         outliers = rng.choice(np.flatnonzero(y_test != normal), N_TEST_PER_SIDE, False)
@@ -104,17 +104,24 @@ def fashion_means(rows):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10 trees, one class")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
+    args = parser.parse_args()
+    trees, rounds, normal = 100, ROUNDS, NORMAL_CLASSES
+    if args.quick:
+        trees, rounds, normal = 10, 1, NORMAL_CLASSES[:1]
     rng = np.random.default_rng(0)
-    tasks = [*fashion_tasks(rng), corrupted_patch_task(rng)]
+    tasks = [*fashion_tasks(rng, normal), corrupted_patch_task(rng)]
     rows = []
     for name, X_train, X_test, is_anomaly in tasks:
-        detectors = models(seed=0)
+        detectors = models(seed=0, trees=trees)
         times = best_in_turns(
             {
                 label: (lambda m=m, X=X_train: m.fit(X))
                 for label, m in detectors.items()
             },
-            ROUNDS,
+            rounds,
         )
         for label, detector in detectors.items():
             scores = detector.score_samples(X_test)
@@ -125,9 +132,10 @@ def main():
             print(f"{name:55s} {label:40s} AUC {auc:.3f} fit {times[label]:.3f} s")
     rows = [*rows, *fashion_means(rows)]
     about = machine(("numpy", "sklearn", "treeple", "morf_rs"))
-    write_csv(RESULTS / "isolation.csv", rows)
+    out = output_folder(args.quick, args.out)
+    write_csv(out / "isolation.csv", rows)
     write_markdown(
-        RESULTS / "isolation.md",
+        out / "isolation.md",
         "Isolation forests on image anomalies",
         rows,
         about,

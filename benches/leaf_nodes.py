@@ -19,19 +19,21 @@ Writes benches/results/leaf_nodes.csv (every run) and .md (the summary).
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 from morf_rs import ManifoldObliqueForestClassifier, RandomForestClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
+from harness import (  # noqa: E402
+    best_in_turns,
+    machine,
+    output_folder,
+    write_csv,
+    write_markdown,
+)
 
-RESULTS = Path(__file__).parent / "results"
 SIDE = 28
 FAMILIES = {
     "RF": lambda **params: RandomForestClassifier(**params),
@@ -40,12 +42,6 @@ FAMILIES = {
         image_shape=(SIDE, SIDE), patch_min=2, patch_max=5, **params
     ),
 }
-
-
-def timed_fit(model, X, y):
-    start = time.perf_counter()
-    model.fit(X, y)
-    return model, time.perf_counter() - start
 
 
 def main():
@@ -57,7 +53,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--depths", type=int, nargs="+", default=[8, 12])
     parser.add_argument("--quick", action="store_true", help="2,000 images, 10 trees")
-    parser.add_argument("--out", type=Path, default=RESULTS / "leaf_nodes")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
     if args.quick:
         args.n_train, args.n_test, args.n_estimators, args.rounds = 2000, 2000, 10, 1
@@ -85,15 +81,17 @@ def main():
                 "depth first": {"max_depth": depth},
                 "best first": {"max_leaf_nodes": max_leaf_nodes},
             }
-            best = dict.fromkeys(variants, np.inf)
             fitted = {}
-            for _ in range(args.rounds):
-                for name, params in variants.items():
-                    model, seconds = timed_fit(
-                        make(**params, **shared), X_train, y_train
+            best = best_in_turns(
+                {
+                    name: lambda p=params, m=make: m(**p, **shared).fit(
+                        X_train, y_train
                     )
-                    best[name] = min(best[name], seconds)
-                    fitted[name] = model
+                    for name, params in variants.items()
+                },
+                args.rounds,
+                results=fitted,
+            )
             for name, model in fitted.items():
                 rows.append(
                     {
@@ -113,29 +111,31 @@ def main():
                 )
                 print(rows[-1], flush=True)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out.with_suffix(".csv"), "w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = [
-        f"# Best-first beside depth-first growth ({args.n_train} Fashion-MNIST images, "
-        f"{args.n_estimators} trees, {args.n_jobs} threads, best of {args.rounds})",
-        "",
-        "| family | comparison | growth | mean leaves | fit (s) | best/depth "
-        "| accuracy |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    out = output_folder(args.quick, args.out)
+    write_csv(out / "leaf_nodes.csv", rows)
+    table = []
     for depth_first, best_first in zip(rows[::2], rows[1::2]):
         ratio = best_first["fit_s"] / depth_first["fit_s"]
         for row, shown in ((depth_first, ""), (best_first, f"{ratio:.2f}")):
-            lines.append(
-                f"| {row['family']} | {row['comparison']} | {row['growth']} | "
-                f"{row['mean_leaves']:.0f} | {row['fit_s']:.2f} | {shown} | "
-                f"{row['accuracy']:.4f} |"
+            table.append(
+                {
+                    "family": row["family"],
+                    "comparison": row["comparison"],
+                    "growth": row["growth"],
+                    "mean leaves": f"{row['mean_leaves']:.0f}",
+                    "fit (s)": f"{row['fit_s']:.2f}",
+                    "best/depth": shown,
+                    "accuracy": f"{row['accuracy']:.4f}",
+                }
             )
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_markdown(
+        out / "leaf_nodes.md",
+        f"Best-first beside depth-first growth ({args.n_train} Fashion-MNIST images, "
+        f"{args.n_estimators} trees, {args.n_jobs} threads, best of {args.rounds})",
+        table,
+        machine(),
+    )
+    print((out / "leaf_nodes.md").read_text())
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python benches/onnx_scoring.py                 # -> benches/results/onnx_scoring.*
     python benches/onnx_scoring.py --trees 10 --rows 500
+    python benches/onnx_scoring.py --quick         # a check -> benches/results/quick/
 
 Fashion-MNIST: forests (MORF, RF) and a MORF booster grown on the first training
 images, exported with morf_rs.onnx.to_onnx (the MORF forest with both projections,
@@ -21,12 +22,10 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 from fashion_mnist import load_fashion_mnist
-from harness import best_in_turns, machine, write_csv, write_markdown
+from harness import best_in_turns, machine, output_folder, write_csv, write_markdown
 
 import morf_rs
 from morf_rs.onnx import to_onnx
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv=None):
@@ -37,8 +36,13 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=20, help="booster rounds")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--turns", type=int, default=3, help="calls per figure")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    return parser.parse_args(argv)
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.train, args.rows, args.trees, args.rounds, args.turns = 500, 100, 3, 3, 1
+    args.out = output_folder(args.quick, args.out)
+    return args
 
 
 def models(args):

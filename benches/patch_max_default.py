@@ -8,15 +8,15 @@ shows what the whole-axis default cost. Writes benches/results/patch_max_default
 and .md.
 
     python benches/patch_max_default.py            # about 5 minutes on 2 cores
+    python benches/patch_max_default.py --quick    # a check, to benches/results/quick
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +25,13 @@ from morf_rs import ManifoldObliqueForestClassifier, datasets
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
-
-RESULTS = Path(__file__).parent / "results"
+from harness import (  # noqa: E402
+    machine,
+    output_folder,
+    timed,
+    write_csv,
+    write_markdown,
+)
 
 # The papers' settings (Table S2 of the seeds; benches/compare.py uses the same).
 PAPERS = {
@@ -74,9 +79,7 @@ def run(name, settings, X, y, X_test, y_test, args, seed):
     clf = ManifoldObliqueForestClassifier(
         n_estimators=args.trees, n_jobs=args.jobs, random_state=seed, **settings
     )
-    start = time.perf_counter()
-    clf.fit(X, y)
-    fit_s = time.perf_counter() - start
+    _, fit_s = timed(partial(clf.fit, X, y))
     error = float(np.mean(clf.predict(X_test) != y_test))
     return fit_s, error, clf
 
@@ -89,12 +92,19 @@ def main(argv=None):
     parser.add_argument("--n-sim", type=int, default=1000)
     parser.add_argument("--n-fashion", type=int, default=5000)
     parser.add_argument("--long-features", type=int, default=100_000)
+    parser.add_argument("--n-test", type=int, default=5000)
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.trees, args.seeds, args.n_sim, args.n_fashion = 5, 1, 200, 300
+        args.long_features, args.n_test = 2_000, 500
+    out = output_folder(args.quick, args.out)
     rows = []
     for name in PAPERS:
         n = args.n_fashion if name == "fashion" else args.n_sim
         for seed in range(args.seeds):
-            X, y, X_test, y_test = data(name, n, 5000, seed)
+            X, y, X_test, y_test = data(name, n, args.n_test, seed)
             for label, settings in variants(name).items():
                 fit_s, error, clf = run(
                     name, settings, X, y, X_test, y_test, args, seed
@@ -121,8 +131,7 @@ def main(argv=None):
         clf = ManifoldObliqueForestClassifier(
             n_estimators=10, n_jobs=args.jobs, random_state=0, patch_max=patch_max
         )
-        start = time.perf_counter()
-        clf.fit(X, y)
+        _, fit_s = timed(partial(clf.fit, X, y))
         rows.append(
             dict(
                 experiment=f"long signal ({p} features, 10 trees)",
@@ -130,26 +139,19 @@ def main(argv=None):
                 seed=0,
                 patch_max=label,
                 resolved=str(patch_max or math.isqrt(p)),
-                fit_s=round(time.perf_counter() - start, 3),
+                fit_s=round(fit_s, 3),
                 test_error="",
             )
         )
         print(rows[-1], flush=True)
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "patch_max_default.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    write_summary(rows, args)
+    write_csv(out / "patch_max_default.csv", rows)
+    write_summary(rows, args, out)
     return 0
 
 
-def write_summary(rows, args):
+def write_summary(rows, args, out):
     """Mean fit time and test error per experiment and patch_max, as markdown."""
-    lines = [
-        "| experiment | n | patch_max | resolved | fit (s) | test error |",
-        "|---|---|---|---|---|---|",
-    ]
+    table = []
     keys = dict.fromkeys(
         (r["experiment"], r["n"], r["patch_max"], r["resolved"]) for r in rows
     )
@@ -160,14 +162,23 @@ def write_summary(rows, args):
         fit = np.mean([float(r["fit_s"]) for r in mine])
         errors = [float(r["test_error"]) for r in mine if r["test_error"] != ""]
         error = f"{np.mean(errors):.4f}" if errors else ""
-        lines.append(
-            f"| {experiment} | {n} | {label} | {resolved} | {fit:.2f} | {error} |"
+        table.append(
+            {
+                "experiment": experiment,
+                "n": n,
+                "patch_max": label,
+                "resolved": resolved,
+                "fit (s)": f"{fit:.2f}",
+                "test error": error,
+            }
         )
-    (RESULTS / "patch_max_default.md").write_text(
+    write_markdown(
+        out / "patch_max_default.md",
+        "Candidate defaults of MORF's patch_max",
+        table,
+        machine(),
         f"MORF, {args.trees} trees, n_jobs={args.jobs}, mean over {args.seeds} "
-        "seed(s), 5,000 test rows; written by benches/patch_max_default.py.\n\n"
-        + "\n".join(lines)
-        + "\n"
+        f"seed(s), {args.n_test:,} test rows; written by benches/patch_max_default.py.",
     )
 
 

@@ -5,6 +5,10 @@
     perf script -i fit.data --comm "morf_rs engine" -F comm,ip,sym | \
         python benches/perf_phases.py
 
+With ``--out FOLDER`` the shares are also written to FOLDER/perf_phases.csv and .md
+(``--quick`` runs on a few built-in samples, to check the script, and writes to
+benches/results/quick/).
+
 Each sample goes to the phase of the innermost frame of its call chain (inlined frames
 included) that names one, else to "other"; a fit runs on the "morf_rs engine" thread,
 so filtering on it leaves out Python, data loading and predict_proba.
@@ -12,8 +16,24 @@ so filtering on it leaves out Python, data loading and predict_proba.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
+from pathlib import Path
+
+from harness import machine, markdown_table, output_folder, write_csv, write_markdown
+
+# perf script lines of two samples, for --quick.
+QUICK_SAMPLES = """\
+morf_rs engine
+\t7f00 morf_rs::tree::NodeProjector::project
+\t7f01 morf_rs::forest::fit
+
+morf_rs engine
+\t7f02 core::slice::sort::quicksort
+\t7f03 morf_rs::split::best_split
+
+"""
 
 # Innermost match wins, so a sort inside split search counts as sorting, a projection
 # inside binning as projection. Tried in this order within one frame.
@@ -74,9 +94,14 @@ def phase_of(frames: list[str]) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="folder for perf_phases.csv and .md")
+    parser.add_argument("--quick", action="store_true", help="built-in samples")
+    args = parser.parse_args()
+    lines = QUICK_SAMPLES.splitlines(keepends=True) if args.quick else sys.stdin
     counts: Counter[str] = Counter()
     frames: list[str] = []
-    for line in sys.stdin:
+    for line in lines:
         if line.strip():
             if not line[0].isspace():
                 frames = []
@@ -89,9 +114,21 @@ def main() -> None:
     if frames:
         counts[phase_of(frames)] += 1
     total = sum(counts.values())
+    rows = [
+        {"phase": phase, "samples": count, "share_pct": 100 * count / total}
+        for phase, count in counts.most_common()
+    ]
     print(f"{total} samples")
-    for phase, count in counts.most_common():
-        print(f"{phase:28s} {100 * count / total:5.1f}%")
+    print("\n".join(markdown_table(rows)))
+    if args.quick or args.out:
+        folder = output_folder(args.quick, args.out)
+        write_csv(folder / "perf_phases.csv", rows)
+        write_markdown(
+            folder / "perf_phases.md",
+            f"Shares of a fit's CPU samples by phase ({total} samples)",
+            rows,
+            machine(),
+        )
 
 
 if __name__ == "__main__":

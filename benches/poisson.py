@@ -18,6 +18,7 @@ splits off samples without counts may predict 0) and by R²; the figures are the
 mean and spread over seeds and the median fit time.
 
     python benches/poisson.py --threads 2 --seeds 3
+    python benches/poisson.py --quick    # a check: 10 trees, 300 rows
 
 writes ``benches/results/poisson/{poisson.csv,poisson.md}``.
 """
@@ -27,10 +28,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from harness import output_folder, timed
 from regression import write_table
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor as SklearnForest
@@ -38,7 +40,6 @@ from sklearn.metrics import mean_poisson_deviance, r2_score
 
 from morf_rs import ManifoldObliqueForestRegressor, RandomForestRegressor
 
-RESULTS = Path(__file__).parent / "results" / "poisson"
 TEST_SEED = 12345
 
 
@@ -69,8 +70,8 @@ SETS = {
 CRITERIA = ("squared_error", "poisson")
 
 
-def models(image_shape, threads, seed):
-    common = dict(n_estimators=100, n_jobs=threads, random_state=seed)
+def models(image_shape, threads, seed, trees=100):
+    common = dict(n_estimators=trees, n_jobs=threads, random_state=seed)
     out = {}
     for criterion in CRITERIA:
         out[("scikit-learn RandomForestRegressor", criterion)] = SklearnForest(
@@ -96,14 +97,12 @@ def run(args):
     rows = []
     for name in args.sets:
         make, n_train, n_test, shape = SETS[name]
-        X_test, y_test = make(n_test, TEST_SEED)
+        X_test, y_test = make(min(n_test, args.max_n), TEST_SEED)
         deviances, r2s, times = {}, {}, {}
         for seed in range(args.seeds):
-            X, y = make(n_train, seed)
-            for key, model in models(shape, args.threads, seed).items():
-                start = time.perf_counter()
-                model.fit(X, y)
-                times.setdefault(key, []).append(time.perf_counter() - start)
+            X, y = make(min(n_train, args.max_n), seed)
+            for key, model in models(shape, args.threads, seed, args.trees).items():
+                times.setdefault(key, []).append(timed(partial(model.fit, X, y))[1])
                 predicted = model.predict(X_test)
                 deviances.setdefault(key, []).append(
                     mean_poisson_deviance(y_test, np.maximum(predicted, 1e-6))
@@ -139,16 +138,29 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
-    return parser.parse_args(argv)
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--max-n", type=int, default=2_000, help="rows per set")
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="default benches/results/poisson")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.trees, args.max_n = 1, 10, 300
+    return args
 
 
 def main(argv=None):
     args = parse_args(argv)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = output_folder(args.quick, args.out, "poisson")
     rows = run(args)
     columns = ["data", "model", "criterion", "deviance_mean", "deviance_std"]
     columns += ["r2_mean", "fit_s_median"]
-    write_table(rows, RESULTS / "poisson.csv", RESULTS / "poisson.md", columns)
+    write_table(
+        rows,
+        out / "poisson.csv",
+        out / "poisson.md",
+        columns,
+        f"Poisson criterion: deviance, {args.seeds} seed(s), {args.trees} trees",
+    )
     return 0
 
 

@@ -2,6 +2,7 @@
 
     python benches/pooled.py --part mnist1d   # MNIST-1D 4,000 / 1,000, seed 99
     python benches/pooled.py --part fashion   # Fashion-MNIST 10,000 / 10,000 subset
+    python benches/pooled.py --part mnist1d --quick   # a check, to results/quick/
 
 MNIST-1D: the boosted model with ``dictionary="signals"`` at 300 rounds and otherwise
 default settings, the forest with ``dictionary="signals"`` and default settings, and
@@ -9,20 +10,19 @@ the boosted model with the same families unpooled (benches/boosting.py's diction
 patch_max=8, the preset's 200 candidates) at the same rounds. Fashion-MNIST: the first
 10,000 training and test images, boosted with the images dictionary beside the same
 families pooled, at equal rounds and candidates; fit and scoring times beside each
-error. Figures go to benches/results/pooled.csv (one row per fit, appended).
+error. Figures go to benches/results/pooled.csv (one row per fit, appended), and
+this run's to pooled_PART.md beside it.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from harness import machine, output_folder, timed, write_csv, write_markdown
 
 
 def mnist1d():
@@ -74,12 +74,8 @@ def pooled_families(patch_max, shift_min, shift_max):
 
 
 def run(name, model, X, y, X_test, y_test, threads, **extra):
-    start = time.perf_counter()
-    model.fit(X, y)
-    fit_s = time.perf_counter() - start
-    start = time.perf_counter()
-    predicted = model.predict(X_test)
-    predict_s = time.perf_counter() - start
+    _, fit_s = timed(partial(model.fit, X, y))
+    predicted, predict_s = timed(partial(model.predict, X_test))
     error = float(np.mean(predicted != y_test))
     row = dict(model=name, n=len(y), error=error, fit_s=round(fit_s, 2))
     row.update(predict_s=round(predict_s, 3), threads=threads, **extra)
@@ -94,9 +90,10 @@ def mnist1d_rows(args):
     )
 
     X, y, X_test, y_test = mnist1d()
-    rounds, rows = 300, []
+    rounds, rows = args.mnist1d_rounds, []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         common = dict(n_jobs=args.threads, random_state=seed)
+        forest_trees = {"n_estimators": args.forest_trees}
         models = [
             (
                 'boosted, dictionary="signals"',
@@ -110,7 +107,7 @@ def mnist1d_rows(args):
             (
                 'forest, dictionary="signals"',
                 ManifoldObliqueForestClassifier(
-                    image_shape=(40,), dictionary="signals", **common
+                    image_shape=(40,), dictionary="signals", **forest_trees, **common
                 ),
             ),
         ]
@@ -169,18 +166,25 @@ def main():
     )
     parser.add_argument("--rounds", type=int, default=30, help="fashion rounds")
     parser.add_argument("--n", type=int, default=10_000, help="fashion images each")
+    parser.add_argument("--mnist1d-rounds", type=int, default=300)
+    parser.add_argument("--forest-trees", type=int, default=100, help="mnist1d")
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    if args.quick:
+        args.mnist1d_rounds, args.forest_trees, args.rounds, args.n = 5, 5, 3, 500
     rows = mnist1d_rows(args) if args.part == "mnist1d" else fashion_rows(args)
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / "pooled.csv"
     fields = ["experiment", "model", "n", "seed", "rounds", "error", "fit_s"]
     fields += ["predict_s", "threads"]
-    new = not path.exists()
-    with path.open("a", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=fields)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
+    rows = [{field: row[field] for field in fields} for row in rows]
+    out = output_folder(args.quick, args.out)
+    write_csv(out / "pooled.csv", rows, append=True)
+    write_markdown(
+        out / f"pooled_{args.part}.md",
+        f"Pooled atoms beside the same models without them ({args.part})",
+        rows,
+        machine(("numpy", "morf_rs", "mnist1d")),
+    )
 
 
 if __name__ == "__main__":

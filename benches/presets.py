@@ -10,7 +10,7 @@ For each data set, two boosted models with the same rounds, seeds and threads:
 (five families, ``patch_min=1``, ``patch_max`` 5 or 8, ``max_features`` 400 or 200,
 and for MNIST-1D 15 leaves and ``min_samples_leaf=10``). Early stopping is off for
 both, so each fits exactly the rounds asked. Writes benches/results/presets.csv and
-presets.md (or under results/quick/ with ``--quick``).
+presets.md (``--quick``: small sizes, to check the script, under results/quick/).
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from boosting import fashion, mnist1d, morf_booster  # noqa: E402
-from harness import best_in_turns, machine, write_csv, write_markdown  # noqa: E402
+from harness import (  # noqa: E402
+    best_in_turns,
+    machine,
+    output_folder,
+    write_csv,
+    write_markdown,
+)
 
 # data set: (image shape, preset, recipe's patch_max, recipe's own parameters)
 SETS = {
@@ -110,12 +116,16 @@ def main():
     parser.add_argument("--fashion-test", type=int, default=10_000)
     parser.add_argument("--fashion-rounds", type=int, default=50)
     parser.add_argument("--mnist1d-rounds", type=int, default=200)
-    parser.add_argument("--quick", action="store_true", help="write under quick/")
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    if args.quick:
+        args.fashion_train, args.fashion_test = 1000, 1000
+        args.fashion_rounds, args.mnist1d_rounds = 3, 3
 
     parts = list(SETS) if args.part == "all" else [args.part]
     rows = [row for part in parts for row in rows_of(part, args)]
-    out = HERE / "results" / ("quick" if args.quick else "")
+    out = output_folder(args.quick, args.out)
     write_csv(out / "presets.csv", rows)
     write_markdown(
         out / "presets.md",

@@ -3,6 +3,7 @@
     perf record -g -o booster.data -- python benches/profile_fit.py booster
     python benches/profile_fit.py forest --trees 20
     python benches/profile_fit.py seeds
+    python benches/profile_fit.py booster --quick   # a check, small sizes
 
 ``booster``: ManifoldObliqueGradientBoostingClassifier with the dictionary of
 benches/boosting.py (31 leaves, 400 atoms a round) on the first 20,000 Fashion-MNIST
@@ -20,7 +21,8 @@ pooled atom's cost is measured against.
 Prints one JSON line: the CPU seconds (``time.process_time``) of the fit alone, data
 loading left out, those of ``predict_proba`` on the held-out rows, and a digest of the
 saved models and of their ``predict_proba``, by which benches/fit_speed.py checks
-that two builds make the same models bit for bit.
+that two builds make the same models bit for bit. With ``--out`` (or ``--quick``, to
+benches/results/quick/), also writes that line and the machine to profile_fit.csv.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import hashlib
 import json
 import pickle
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from boosting import _dictionary  # noqa: E402
 from compare import FASHION_PATCHES, SIMULATION_PATCHES  # noqa: E402
 from fashion_mnist import load_fashion_mnist  # noqa: E402
+from harness import cpu_clock, machine, output_folder, timed, write_csv  # noqa: E402
 
 WORKLOADS = (
     "booster",
@@ -148,22 +151,33 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000, help="training images")
     parser.add_argument("--rounds", type=int, default=20, help="booster rounds")
     parser.add_argument("--trees", type=int, default=100, help="forest trees")
+    parser.add_argument("--quick", action="store_true", help="1,000 images, 3 rounds")
+    parser.add_argument("--out", type=Path, help="folder for profile_fit.csv")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.rounds, args.trees = 1_000, 3, 5
 
     fits = workloads(args.workload, args)
     digest = hashlib.sha256()
     cpu = predict_cpu = 0.0
     for model, X, y, X_test in fits:
-        start = time.process_time()
-        model.fit(X, y)
-        cpu += time.process_time() - start
+        cpu += timed(partial(model.fit, X, y), clock=cpu_clock)[1]
         digest.update(pickle.dumps(model))
-        start = time.process_time()
-        probabilities = model.predict_proba(X_test)
-        predict_cpu += time.process_time() - start
+        probabilities, predict_seconds = timed(
+            partial(model.predict_proba, X_test), clock=cpu_clock
+        )
+        predict_cpu += predict_seconds
         digest.update(np.ascontiguousarray(probabilities).tobytes())
-    report = {"workload": args.workload, "cpu_s": cpu, "predict_cpu_s": predict_cpu}
-    print(json.dumps({**report, "digest": digest.hexdigest()}))
+    row = {
+        "workload": args.workload,
+        "cpu_s": cpu,
+        "predict_cpu_s": predict_cpu,
+        "digest": digest.hexdigest(),
+    }
+    print(json.dumps(row))
+    if args.quick or args.out:
+        folder = output_folder(args.quick, args.out)
+        write_csv(folder / "profile_fit.csv", [{**row, **machine()}])
 
 
 if __name__ == "__main__":

@@ -22,21 +22,29 @@ images: ``oob_score_`` against the test accuracy and the cost of the out-of-bag
 pass over the fit.
 
     python benches/regression.py --threads 2 --seeds 3 --oob
+    python benches/regression.py --quick --oob   # a check: 10 trees, small sets
 
 writes ``benches/results/regression/{regression.csv,regression.md,r2.png}``
-(and ``oob.csv``, ``oob.md`` with ``--oob``).
+(and ``oob.csv``, ``oob.md`` with ``--oob``; under results/quick/ with ``--quick``).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from harness import (
+    command_line,
+    machine,
+    output_folder,
+    timed,
+    write_csv,
+    write_markdown,
+)
 from sklearn.datasets import load_diabetes, make_friedman1
 from sklearn.ensemble import RandomForestRegressor as SklearnForest
 from sklearn.metrics import r2_score
@@ -47,7 +55,6 @@ from morf_rs import (
     SparseObliqueForestRegressor,
 )
 
-RESULTS = Path(__file__).parent / "results" / "regression"
 TEST_SEED = 12345
 
 
@@ -99,8 +106,8 @@ SETS = {
 }
 
 
-def models(image_shape, patch_min, patch_max, threads, seed):
-    common = dict(n_estimators=100, n_jobs=threads, random_state=seed)
+def models(image_shape, patch_min, patch_max, threads, seed, trees=100):
+    common = dict(n_estimators=trees, n_jobs=threads, random_state=seed)
     out = {
         "scikit-learn RandomForestRegressor": SklearnForest(max_features=1.0, **common),
         "morf_rs RandomForestRegressor": RandomForestRegressor(**common),
@@ -122,12 +129,11 @@ def run_regression(args):
             if make is None:
                 (X, y), (X_test, y_test) = diabetes_split(seed)
             else:
-                X, y = make(n_train, seed)
-                X_test, y_test = make(n_test, TEST_SEED)
-            for label, model in models(shape, pmin, pmax, args.threads, seed).items():
-                start = time.perf_counter()
-                model.fit(X, y)
-                elapsed = time.perf_counter() - start
+                X, y = make(min(n_train, args.max_n), seed)
+                X_test, y_test = make(min(n_test, args.max_n), TEST_SEED)
+            fitted = models(shape, pmin, pmax, args.threads, seed, args.trees)
+            for label, model in fitted.items():
+                _, elapsed = timed(partial(model.fit, X, y))
                 scores.setdefault(label, []).append(
                     r2_score(y_test, model.predict(X_test))
                 )
@@ -172,14 +178,14 @@ def run_oob(args):
             ),
         ):
             model = cls(
-                n_estimators=100, n_jobs=args.threads, random_state=seed, **extra
+                n_estimators=args.trees, n_jobs=args.threads, random_state=seed, **extra
             )
-            start = time.perf_counter()
-            model.fit(X, y)
-            fit_s = time.perf_counter() - start
-            start = time.perf_counter()
-            model._forest.oob_predict(X, model._engine_params_, args.threads)
-            oob_s = time.perf_counter() - start
+            _, fit_s = timed(partial(model.fit, X, y))
+            _, oob_s = timed(
+                partial(
+                    model._forest.oob_predict, X, model._engine_params_, args.threads
+                )
+            )
             model.set_params(oob_score=True).fit(X, y)
             test_accuracy = float(np.mean(model.predict(X_test_bytes) == y_test))
             rows.append(
@@ -205,19 +211,12 @@ def run_oob(args):
     return rows
 
 
-def write_table(rows, path_csv, path_md, columns):
-    with open(path_csv, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        cells = [
-            f"{row[c]:.3f}" if isinstance(row[c], float) else str(row[c])
-            for c in columns
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    path_md.write_text("\n".join(lines) + "\n")
+def write_table(rows, path_csv, path_md, columns, title):
+    """Every column of ``rows`` as CSV, ``columns`` of them as Markdown."""
+    write_csv(path_csv, rows)
+    table = [{c: row[c] for c in columns} for row in rows]
+    about = machine(("numpy", "sklearn", "morf_rs"))
+    write_markdown(path_md, title, table, about, f"Made by `{command_line()}`.")
 
 
 def plot(rows, path):
@@ -254,24 +253,41 @@ def parse_args(argv=None):
     parser.add_argument("--oob", action="store_true", help="also the OOB figures")
     parser.add_argument("--oob-n", type=int, default=10_000)
     parser.add_argument("--no-regression", action="store_true")
-    return parser.parse_args(argv)
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--max-n", type=int, default=2_000, help="rows per set")
+    parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
+    parser.add_argument("--out", type=Path, help="default benches/results/regression")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.trees, args.max_n, args.oob_n = 1, 10, 300, 1_000
+    return args
 
 
 def main(argv=None):
     args = parse_args(argv)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = output_folder(args.quick, args.out, "regression")
     if not args.no_regression:
         rows = run_regression(args)
         columns = ["data", "model", "r2_mean", "r2_std", "fit_s_median"]
         write_table(
-            rows, RESULTS / "regression.csv", RESULTS / "regression.md", columns
+            rows,
+            out / "regression.csv",
+            out / "regression.md",
+            columns,
+            f"Regression: R² and fit time, {args.seeds} seed(s), {args.trees} trees",
         )
-        plot(rows, RESULTS / "r2.png")
+        plot(rows, out / "r2.png")
     if args.oob:
         rows = run_oob(args)
         columns = ["model", "seed", "oob_score", "test_accuracy", "gap", "fit_s"]
         columns += ["oob_s", "oob_cost"]
-        write_table(rows, RESULTS / "oob.csv", RESULTS / "oob.md", columns)
+        write_table(
+            rows,
+            out / "oob.csv",
+            out / "oob.md",
+            columns,
+            f"Out-of-bag estimates on {args.oob_n:,} Fashion-MNIST images",
+        )
     return 0
 
 

@@ -5,13 +5,13 @@ Inputs in the output folder: runs.csv, predict_scaling.csv, meta.json, importanc
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
+from harness import markdown_table, read_csv
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -41,10 +41,7 @@ NUMERIC = ("n", "seed", "threads", "n_estimators", "n_test", "batch_rows")
 
 
 def _read_csv(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    with path.open() as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(path)
     for row in rows:
         for key, value in row.items():
             if key in NUMERIC:
@@ -286,11 +283,13 @@ def _error_points(runs: Runs, a: str, b: str) -> tuple[int, str | None]:
 
 def _targets(runs: Runs, scaling: list[dict]) -> list[str]:
     """A table row per target of issue 4: what was measured and whether it is met."""
-    lines = ["| target | measured | met |", "|---|---|---|"]
+    table = []
 
     def add(target: str, measured: str | None, met: bool) -> None:
         verdict = "–" if measured is None else "yes" if met else "**no**"
-        lines.append(f"| {target} | {measured or 'not measured'} | {verdict} |")
+        table.append(
+            {"target": target, "measured": measured or "not measured", "met": verdict}
+        )
 
     def at_worst(r, what: str = "") -> str | None:
         return r and f"{r[0]:.2f}x{what} at worst ({r[1]} n={r[2]:,})"
@@ -392,7 +391,7 @@ def _targets(runs: Runs, scaling: list[dict]) -> list[str]:
             or None,
             all(seam[OURS_MORF, n] < seam[TREEPLE_MORF, n] for n in circle),
         )
-    return lines
+    return markdown_table(table)
 
 
 def _key_sizes(runs: Runs, exp: str) -> list[int]:
@@ -410,10 +409,8 @@ def _key_table(runs: Runs, exp: str, n: int) -> list[str]:
         f"**{TITLES[exp]}**, n = {n:,} ({seeds} seed(s), "
         f"test set {runs.n_test(exp):,} rows)",
         "",
-        "| model | test error | fit s | predict_proba s | pickle MB | peak fit MB "
-        "| max depth | leaves |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    table = []
     for lab in runs.labels:
         if not runs.has(lab, exp, n):
             continue
@@ -422,13 +419,19 @@ def _key_table(runs: Runs, exp: str, n: int) -> list[str]:
             return runs.mean(lab, exp, n, metric)
 
         sd = runs.sd(lab, exp, n, "test_error")
-        lines.append(
-            f"| {lab} | {m('test_error'):.3f} ± {sd:.3f} | {_fmt(m('fit_s'))} "
-            f"| {_fmt(m('predict_s'))} | {_fmt(m('pickle_mb'))} "
-            f"| {_fmt(m('peak_mem_mb'))} | {m('max_depth'):.1f} "
-            f"| {m('n_leaves'):,.0f} |"
+        table.append(
+            {
+                "model": lab,
+                "test error": f"{m('test_error'):.3f} ± {sd:.3f}",
+                "fit s": _fmt(m("fit_s")),
+                "predict_proba s": _fmt(m("predict_s")),
+                "pickle MB": _fmt(m("pickle_mb")),
+                "peak fit MB": _fmt(m("peak_mem_mb")),
+                "max depth": f"{m('max_depth'):.1f}",
+                "leaves": f"{m('n_leaves'):,.0f}",
+            }
         )
-    return [*lines, ""]
+    return [*lines, *markdown_table(table), ""]
 
 
 def _scaling_table(scaling: list[dict], scaling_n: int) -> list[str]:
@@ -438,18 +441,20 @@ def _scaling_table(scaling: list[dict], scaling_n: int) -> list[str]:
         f"Fashion-MNIST models fitted on n = {scaling_n:,}; best of 5 calls, the "
         "models taking turns.",
         "",
-        "| model | threads | predict_proba s | predict s |",
-        "|---|---|---|---|",
     ]
-    for lab in ORDER:
+    table = [
+        {
+            "model": lab,
+            "threads": r["threads"],
+            "predict_proba s": f"{r['predict_proba_s']:.3f}",
+            "predict s": f"{r['predict_s']:.3f}",
+        }
+        for lab in ORDER
         for r in sorted(
             (r for r in scaling if r["label"] == lab), key=lambda r: r["threads"]
-        ):
-            lines.append(
-                f"| {lab} | {r['threads']} | {r['predict_proba_s']:.3f} "
-                f"| {r['predict_s']:.3f} |"
-            )
-    return [*lines, ""]
+        )
+    ]
+    return [*lines, *markdown_table(table), ""]
 
 
 METHOD = """\

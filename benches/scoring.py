@@ -20,34 +20,30 @@ Writes scoring.csv, scoring_memmap.csv, scoring_meta.json, scoring.png and scori
 from __future__ import annotations
 
 import argparse
-import contextlib
-import csv
-import ctypes
-import gc
 import json
-import math
 import os
-import platform
 import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import scoring_report
 from fashion_mnist import load_fashion_mnist
-from measure import Timer
+from harness import (
+    best_in_turns,
+    machine,
+    output_folder,
+    release_freed_memory,
+    timed,
+    write_csv,
+)
 from models import Patches, available_models
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FASHION_PATCHES = Patches((28, 28), (2, 2), (2, 5), False, "sqrt")
 FOREST_ORDER = ("RF", "SPORF", "MORF")
-
-try:
-    _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-except (OSError, AttributeError):
-    _malloc_trim = None
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -80,7 +76,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.threads = sorted(set(args.threads or default_threads))
     args.trees = args.trees or (20 if args.quick else 100)
     args.memmap_rows = args.memmap_rows or max(args.rows)
-    args.out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
+    args.out = output_folder(args.quick, args.out)
     return args
 
 
@@ -94,13 +90,12 @@ def time_scoring(fitted, batches, threads, rounds) -> list[dict]:
     rows = []
     for X in batches:
         for t in threads:
-            best = {}
-            for _ in range(rounds):
-                for model, est in fitted:
-                    est.set_params(n_jobs=t)
-                    with Timer() as timer:
-                        est.predict_proba(X)
-                    best[model.label] = min(best.get(model.label, math.inf), timer.s)
+            for _, est in fitted:
+                est.set_params(n_jobs=t)
+            calls = {
+                model.label: partial(est.predict_proba, X) for model, est in fitted
+            }
+            best = best_in_turns(calls, rounds)
             for model, _ in fitted:
                 rows.append(
                     {
@@ -125,9 +120,7 @@ class AnonPeak:
     sampled every 2 ms by a thread (the engine and numpy release the GIL)."""
 
     def __enter__(self) -> AnonPeak:
-        gc.collect()
-        if _malloc_trim is not None:
-            _malloc_trim(0)  # freed heap pages back, so the output's pages count
+        release_freed_memory()  # so that the output's pages count
         self.base = self.peak = _rss_anon()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -171,8 +164,8 @@ def memmap_scoring(fitted, X_all, n_rows, threads) -> list[dict]:
                 path, dtype=np.uint8, mode="r", shape=(n_rows, X_all.shape[1])
             )
             est.set_params(n_jobs=threads)
-            with AnonPeak() as memory, Timer() as timer:
-                proba = est.predict_proba(X)
+            with AnonPeak() as memory:
+                proba, seconds = timed(partial(est.predict_proba, X))
             output = proba.nbytes
             del proba, X
             rows.append(
@@ -184,44 +177,15 @@ def memmap_scoring(fitted, X_all, n_rows, threads) -> list[dict]:
                     "file_mb": n_rows * X_all.shape[1] / 2**20,
                     "output_mb": output / 2**20,
                     "peak_private_mb": (memory.peak - memory.base) / 2**20,
-                    "predict_proba_s": timer.s,
+                    "predict_proba_s": seconds,
                 }
             )
             print(f"memmap {model.label}: {rows[-1]}", flush=True)
     return rows
 
 
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {}
-    for name in ("morf_rs", "scikit-learn", "treeple", "numpy"):
-        with contextlib.suppress(PackageNotFoundError):
-            found[name] = version(name)
-    found["python"] = platform.python_version()
-    return found
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
     if args.report_only:
         scoring_report.write(args.out)
         return 0
@@ -239,24 +203,24 @@ def main(argv=None) -> int:
     fitted = []
     for model in models:
         est = model.build(FASHION_PATCHES, args.trees, max(args.threads), 0)
-        with Timer() as timer:
-            est.fit(X_train[train], y_train[train])
-        print(f"fitted {model.label} in {timer.s:.1f} s", flush=True)
+        _, fit_s = timed(partial(est.fit, X_train[train], y_train[train]))
+        print(f"fitted {model.label} in {fit_s:.1f} s", flush=True)
         est.predict_proba(X_train[:100])  # thread pools started outside the timing
         fitted.append((model, est))
     batches = [fashion_batch(X_all, n) for n in sorted(args.rows)]
     timings = time_scoring(fitted, batches, args.threads, args.rounds)
     del batches
     memmap = memmap_scoring(fitted, X_all, args.memmap_rows, max(args.threads))
-    _write_csv(args.out / "scoring.csv", timings)
-    _write_csv(args.out / "scoring_memmap.csv", memmap)
+    write_csv(args.out / "scoring.csv", timings)
+    write_csv(args.out / "scoring_memmap.csv", memmap)
+    about = machine(("morf_rs", "sklearn", "treeple", "numpy"))
     meta = {
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "started": started,
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "machine": f"{_cpu_name()}, {os.cpu_count()} cores",
+        "machine": f"{about['cpu']}, {about['cores']} cores",
         "load_average_before": load_before,
-        "versions": _versions(),
+        "versions": {k: v for k, v in about.items() if k not in ("cpu", "cores")},
         "trees": args.trees,
         "train_images": args.train,
         "rounds": args.rounds,

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
+
+from harness import markdown_table, read_csv
 
 TARGET_ROWS = 1_000_000
 TARGET_THREADS = 16
 
 
 def _read(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    with path.open() as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(path)
     for row in rows:
         for key, value in row.items():
             if key not in ("library", "forest"):
@@ -49,17 +47,20 @@ def _timing_tables(rows: list[dict]) -> list[str]:
             f"**{n:,} rows** (predict_proba seconds; speed-up from {threads[0]} to "
             f"{threads[-1]} threads)",
             "",
-            "| model | " + " | ".join(f"{t} thr." for t in threads) + " | speed-up |",
-            "|---|" + "---|" * (len(threads) + 1),
         ]
+        table = []
         for label in labels:
             cells = [seconds.get((label, n, t)) for t in threads]
             first, last = cells[0], cells[-1]
             speedup = f"{first / last:.1f}x" if first and last else "–"
-            lines.append(
-                f"| {label} | " + " | ".join(map(_fmt, cells)) + f" | {speedup} |"
+            table.append(
+                {
+                    "model": label,
+                    **{f"{t} thr.": _fmt(c) for t, c in zip(threads, cells)},
+                    "speed-up": speedup,
+                }
             )
-        lines.append("")
+        lines += [*markdown_table(table), ""]
         pairs = [
             (t, seconds.get(("sklearn RF", n, t)), seconds.get(("morf_rs RF", n, t)))
             for t in threads
@@ -84,7 +85,7 @@ def _targets(rows: list[dict], cores: int) -> list[str]:
     def get(label, threads):
         return seconds.get((label, n, threads))
 
-    lines = ["| target | measured | met |", "|---|---|---|"]
+    table = []
     missing = (
         f"not measured: this run had no {n:,}-row batch at {t} threads "
         f"(machine: {cores} cores)"
@@ -92,21 +93,31 @@ def _targets(rows: list[dict], cores: int) -> list[str]:
     ours, sklearn = get("morf_rs RF", t), get("sklearn RF", t)
     if ours and sklearn:
         ratio = sklearn / ours
-        cell = f"{ratio:.2f}x | {'yes' if ratio >= 4 else '**no**'}"
+        cell = (f"{ratio:.2f}x", "yes" if ratio >= 4 else "**no**")
     else:
-        cell = f"{missing} | –"
-    lines.append(
-        f"| RF predict_proba >= 4x faster than scikit-learn at {t} threads | {cell} |"
+        cell = (missing, "–")
+    table.append(
+        {
+            "target": f"RF predict_proba >= 4x faster than scikit-learn at {t} threads",
+            "measured": cell[0],
+            "met": cell[1],
+        }
     )
     for forest in ("RF", "MORF"):
         one, many = get(f"morf_rs {forest}", 1), get(f"morf_rs {forest}", t)
         if one and many:
             ratio = one / many
-            cell = f"{ratio:.1f}x | {'yes' if ratio >= 12 else '**no**'}"
+            cell = (f"{ratio:.1f}x", "yes" if ratio >= 12 else "**no**")
         else:
-            cell = f"{missing} | –"
-        lines.append(f"| {forest}: {t} threads >= 12x faster than 1 | {cell} |")
-    return lines + [""]
+            cell = (missing, "–")
+        table.append(
+            {
+                "target": f"{forest}: {t} threads >= 12x faster than 1",
+                "measured": cell[0],
+                "met": cell[1],
+            }
+        )
+    return [*markdown_table(table), ""]
 
 
 def _memmap_table(rows: list[dict]) -> list[str]:
@@ -120,16 +131,20 @@ def _memmap_table(rows: list[dict]) -> list[str]:
         "call (sampled every 2 ms), so pages of the file in the page cache do not "
         "count, while a float copy of X does.",
         "",
-        "| model | rows | threads | file MB | output MB | peak private MB | seconds |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        lines.append(
-            f"| {_label(r)} | {int(r['rows']):,} | {int(r['threads'])} | "
-            f"{r['file_mb']:.0f} | {r['output_mb']:.0f} | {r['peak_private_mb']:.0f} | "
-            f"{_fmt(r['predict_proba_s'])} |"
-        )
-    return lines + [""]
+    table = [
+        {
+            "model": _label(r),
+            "rows": f"{int(r['rows']):,}",
+            "threads": int(r["threads"]),
+            "file MB": f"{r['file_mb']:.0f}",
+            "output MB": f"{r['output_mb']:.0f}",
+            "peak private MB": f"{r['peak_private_mb']:.0f}",
+            "seconds": _fmt(r["predict_proba_s"]),
+        }
+        for r in rows
+    ]
+    return [*lines, *markdown_table(table), ""]
 
 
 def _plot(rows: list[dict], path: Path) -> None:

@@ -11,7 +11,7 @@ white noise of 100 time points, class 1 adds a decaying impulse from t = 20).
   test), treeple's null (``_compute_null_distribution_coleman`` and the metric)
   beside morf_rs's (``_core.coleman_test``), both on all cores.
 
-Writes benches/results/stats.csv and stats.md.
+Writes benches/results/stats.csv and stats.md (under results/quick/ with --quick).
 
     PYTHONPATH=python /work/benchvenv/bin/python benches/stats.py
     PYTHONPATH=python /work/benchvenv/bin/python benches/stats.py --quick
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +32,15 @@ from morf_rs.datasets import make_impulse
 from morf_rs.stats import coleman_test
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness import best_in_turns, machine, write_csv, write_markdown  # noqa: E402
+from harness import (  # noqa: E402
+    best_in_turns,
+    machine,
+    output_folder,
+    timed,
+    write_csv,
+    write_markdown,
+)
 
-RESULTS = Path(__file__).parent / "results"
 NOISE_WINDOW = np.arange(60, 70)
 SIGNAL_WINDOW = np.arange(20, 30)
 
@@ -79,18 +85,21 @@ def treeple_test(X, y, covariates, n_estimators, n_repeats, seed, n_jobs):
 def calibration(args, about):
     rows = []
     for family in ("RF", "MORF"):
-        pvalues = []
-        start = time.perf_counter()
+        pvalues, seconds = [], 0.0
         for s in range(args.sets):
             X, y = make_impulse(args.n_samples, random_state=1000 + s)
-            result = coleman_test(
-                ours(family, args.n_estimators, args.n_jobs),
-                X,
-                y,
-                NOISE_WINDOW,
-                n_repeats=args.n_repeats,
-                random_state=s,
+            result, elapsed = timed(
+                partial(
+                    coleman_test,
+                    ours(family, args.n_estimators, args.n_jobs),
+                    X,
+                    y,
+                    NOISE_WINDOW,
+                    n_repeats=args.n_repeats,
+                    random_state=s,
+                )
             )
+            seconds += elapsed
             pvalues.append(result.pvalue)
         pvalues = np.array(pvalues)
         rows.append(
@@ -100,7 +109,7 @@ def calibration(args, about):
                 "data sets": args.sets,
                 "share p < 0.05": float(np.mean(pvalues < 0.05)),
                 "mean p": float(pvalues.mean()),
-                "seconds per test": (time.perf_counter() - start) / args.sets,
+                "seconds per test": seconds / args.sets,
             }
         )
         print(rows[-1], flush=True)
@@ -118,23 +127,33 @@ def power_at(args, n_samples):
     for s in range(args.power_sets):
         X, y = make_impulse(n_samples, random_state=5000 + s)
         for family in ("RF", "MORF"):
-            start = time.perf_counter()
-            result = coleman_test(
-                ours(family, args.n_estimators, args.n_jobs),
+            result, elapsed = timed(
+                partial(
+                    coleman_test,
+                    ours(family, args.n_estimators, args.n_jobs),
+                    X,
+                    y,
+                    SIGNAL_WINDOW,
+                    n_repeats=args.n_repeats,
+                    random_state=s,
+                )
+            )
+            seconds[f"morf_rs {family}"] += elapsed
+            pvalues[f"morf_rs {family}"].append(result.pvalue)
+        found, elapsed = timed(
+            partial(
+                treeple_test,
                 X,
                 y,
                 SIGNAL_WINDOW,
-                n_repeats=args.n_repeats,
-                random_state=s,
+                args.n_estimators,
+                args.n_repeats,
+                s,
+                args.n_jobs,
             )
-            seconds[f"morf_rs {family}"] += time.perf_counter() - start
-            pvalues[f"morf_rs {family}"].append(result.pvalue)
-        start = time.perf_counter()
-        result = treeple_test(
-            X, y, SIGNAL_WINDOW, args.n_estimators, args.n_repeats, s, args.n_jobs
-        )[0]
-        seconds["treeple honest RF"] += time.perf_counter() - start
-        pvalues["treeple honest RF"].append(result.pvalue)
+        )
+        seconds["treeple honest RF"] += elapsed
+        pvalues["treeple honest RF"].append(found[0].pvalue)
     for model, values in pvalues.items():
         values = np.array(values)
         rows.append(
@@ -217,17 +236,18 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--parts", nargs="+", default=["time", "calibration", "power"])
     parser.add_argument("--quick", action="store_true", help="a few sets: a check")
-    parser.add_argument("--out", type=Path, default=RESULTS / "stats")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
     if args.quick:
         args.sets, args.power_sets, args.time_repeats, args.rounds = 10, 3, 200, 1
+    out = output_folder(args.quick, args.out)
     about = machine(("numpy", "sklearn", "treeple", "morf_rs"))
     timed, speed_up = timing(args) if "time" in args.parts else ([], float("nan"))
     rows = (calibration(args, about) if "calibration" in args.parts else []) + (
         power(args) if "power" in args.parts else []
     )
     rows += timed
-    write_csv(args.out.with_suffix(".csv"), rows)
+    write_csv(out / "stats.csv", rows)
     notes = (
         "Calibration: a null test is calibrated when the share of p-values below "
         "0.05 lies within [0.02, 0.08]. treeple splits the pooled trees into a "
@@ -238,7 +258,7 @@ def main():
         f"treeple's posteriors of one test, morf_rs {speed_up:.0f}x faster."
     )
     write_markdown(
-        args.out.with_suffix(".md"),
+        out / "stats.md",
         "Coleman test: morf_rs.stats beside treeple",
         rows,
         about,

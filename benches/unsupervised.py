@@ -3,6 +3,7 @@ Fashion-MNIST subset, and fit times.
 
     /work/benchvenv/bin/python benches/unsupervised.py            # both data sets
     /work/benchvenv/bin/python benches/unsupervised.py --fashion 500 --trees 20
+    /work/benchvenv/bin/python benches/unsupervised.py --quick    # -> results/quick/
 
 Ours: the three atom kinds (axis-aligned, sparse oblique, MORF patches on the image)
 with both criteria; treeple 0.10.3: UnsupervisedRandomForest and
@@ -31,9 +32,13 @@ from sklearn.metrics import adjusted_rand_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
-from harness import best_in_turns, machine, write_csv, write_markdown  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from harness import (  # noqa: E402
+    best_in_turns,
+    machine,
+    output_folder,
+    write_csv,
+    write_markdown,
+)
 
 
 def data_sets(n_fashion):
@@ -106,7 +111,12 @@ def main():
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--fashion", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="5 trees, 300 images")
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
+    if args.quick:
+        args.trees, args.fashion, args.rounds = 5, 300, 1
+    out = output_folder(args.quick, args.out)
     warnings.filterwarnings("ignore")
     rows = []
     for data_name, X, y, image_shape in data_sets(args.fashion):
@@ -130,9 +140,9 @@ def main():
             rows.append(row)
             print(row, flush=True)
     about = machine(("numpy", "sklearn", "morf_rs", "treeple"))
-    write_csv(RESULTS / "unsupervised.csv", rows)
+    write_csv(out / "unsupervised.csv", rows)
     write_markdown(
-        RESULTS / "unsupervised.md",
+        out / "unsupervised.md",
         "Unsupervised forests: clusters of digits and Fashion-MNIST beside treeple",
         rows,
         about,

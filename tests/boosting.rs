@@ -361,6 +361,28 @@ fn importances_point_at_the_informative_features() {
 }
 
 #[test]
+fn one_class_is_a_constant_model_of_probability_one() {
+    let (x, _) = three_classes(200, 18);
+    let params = BoostParams {
+        n_estimators: 3,
+        ..BoostParams::default()
+    };
+    let model = Booster::fit(&params, x.view(), classes(&[0; 200], 1), None).unwrap();
+    assert_eq!(model.loss(), Loss::MultinomialLogLoss { n_classes: 1 });
+    assert_eq!(model.n_rounds(), 3);
+    // Zero gradients leave every tree a single leaf of value 0.
+    assert!(model.trees().iter().all(|tree| tree.nodes().len() == 1));
+    let (x_test, _) = three_classes(50, 19);
+    let proba = model
+        .predict(x_test.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap();
+    assert_eq!(proba.dim(), (50, 1));
+    assert!(proba.iter().all(|&p| p == 1.0));
+    let loaded = Booster::from_bytes(&model.to_bytes()).unwrap();
+    assert_eq!(loaded, model);
+}
+
+#[test]
 fn saved_models_load_back_and_damaged_bytes_do_not() {
     let (x, y) = three_classes(300, 16);
     let params = BoostParams {
@@ -468,7 +490,7 @@ fn bad_input_is_an_error_not_a_panic() {
         Booster::fit(&base, x.view(), classes(&y, 2), None),
         Err(MorfError::LabelOutOfRange { .. })
     ));
-    assert!(Booster::fit(&base, x.view(), classes(&[0; 100], 1), None).is_err());
+    assert!(Booster::fit(&base, x.view(), classes(&[0; 100], 0), None).is_err());
     assert!(Booster::fit(&base, x.view(), classes(&y[..50], 3), None).is_err());
     let mut with_infinity = x.clone();
     with_infinity[[5, 1]] = f32::INFINITY;

@@ -345,12 +345,9 @@ class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         return {"n_classes": len(state["classes_"]) if "classes_" in state else None}
 
     def _prepare_targets(self, y):
+        # One class is a constant model, as the forests make it: that class is
+        # predicted with probability 1.
         classes, y_index = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"y has only one class ({classes[0].item()!r}); a classifier needs "
-                "samples of at least 2 classes."
-            )
         y_index = np.ascontiguousarray(y_index.reshape(-1), dtype=np.uint32)
         fitted = {"classes_": classes, "n_classes_": len(classes)}
         return y_index, len(classes), fitted
@@ -360,7 +357,8 @@ class BoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     def decision_function(self, X):
         """Raw scores: shape (n_samples,) for two classes (the log-odds of
-        ``classes_[1]``), (n_samples, n_classes) otherwise."""
+        ``classes_[1]``), (n_samples, n_classes) for three or more. A model fitted
+        on one class scores every sample 0, shape (n_samples,)."""
         raw = self._raw(X)
         return raw[:, 0] if raw.shape[1] == 1 else raw
 

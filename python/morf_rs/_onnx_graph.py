@@ -231,10 +231,11 @@ class Graph:
         prior = self.const(np.asarray(prior, dtype=np.float32).reshape(1, -1))
         return self.op("Where", voted, self.op("Div", values, votes), prior)
 
-    def link(self, raw, n_outputs):
+    def link(self, raw, n_classes):
         """Class probabilities from a boosted model's raw scores: the sigmoid of
-        one score (two classes), the softmax of several."""
-        if n_outputs > 1:
+        one score for two classes, else the softmax of one score per class (1 for
+        a single class)."""
+        if n_classes != 2:
             return self.op("Softmax", raw, axis=1)
         positive = self.op("Sigmoid", raw)
         one = self.const(np.ones((), dtype=np.float32), "one")

@@ -361,6 +361,7 @@ def _boosted_head(graph, model, trees, columns, features):
     base = np.asarray(model._booster.baseline(), dtype=np.float64)
     raw = _ensemble(graph, trees, columns, features, n_outputs, leaf_targets, base)
     if isinstance(model, BoostingClassifier):
-        graph.classifier_outputs(graph.link(raw, n_outputs), model.classes_)
+        probabilities = graph.link(raw, len(model.classes_))
+        graph.classifier_outputs(probabilities, model.classes_)
     else:
         graph.output("variable", raw, n_outputs)

@@ -6,7 +6,7 @@ use super::loss::{BoostTargets, Loss};
 use super::params::{BoostParams, MAX_BOOSTED_TREES};
 use crate::error::{invalid, MorfError, Result};
 
-/// Labels within their classes (at least two), or finite values, one per sample.
+/// Labels within their classes (at least one), or finite values, one per sample.
 pub(super) fn check_targets(targets: BoostTargets<'_>, n_samples: usize) -> Result<()> {
     if targets.len() != n_samples {
         return Err(MorfError::ShapeMismatch {
@@ -17,10 +17,10 @@ pub(super) fn check_targets(targets: BoostTargets<'_>, n_samples: usize) -> Resu
     }
     match targets {
         BoostTargets::Classes { labels, n_classes } => {
-            if n_classes < 2 {
+            if n_classes == 0 {
                 return Err(invalid(
                     "n_classes",
-                    format!("classification needs at least 2 classes, got {n_classes}"),
+                    "classification needs at least 1 class, got 0",
                 ));
             }
             if let Some((index, &label)) = labels

@@ -65,7 +65,7 @@ impl Booster {
         };
         let n_outputs = model.loss.n_outputs();
         let consistent = model.n_features > 0
-            && !matches!(model.loss, Loss::MultinomialLogLoss { n_classes } if n_classes < 3)
+            && !matches!(model.loss, Loss::MultinomialLogLoss { n_classes } if n_classes == 0 || n_classes == 2)
             && model.baseline.len() == n_outputs
             && model.baseline.iter().all(|b| b.is_finite())
             && !model.trees.is_empty()

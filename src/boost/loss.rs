@@ -18,6 +18,8 @@ pub enum Loss {
     /// Log loss of two classes; one raw score per sample, the log-odds of class 1.
     BinaryLogLoss,
     /// Log loss of `n_classes >= 3` classes through softmax; one raw score per class.
+    /// One class is this loss with `n_classes == 1`: its probability is always 1, its
+    /// gradients 0, so the model is the constant that predicts it.
     MultinomialLogLoss {
         /// Number of classes.
         n_classes: usize,
@@ -31,7 +33,7 @@ pub enum BoostTargets<'a> {
     Classes {
         /// One class index per sample.
         labels: &'a [u32],
-        /// Number of classes (at least 2).
+        /// Number of classes (at least 1).
         n_classes: usize,
     },
     /// Real values (regression).
@@ -102,6 +104,9 @@ impl Loss {
                 if self == Loss::BinaryLogLoss {
                     let p = clip(priors[1]);
                     vec![(p / (1.0 - p)).ln()]
+                } else if n_classes == 1 {
+                    // The log prior of the only class, ln 1, unclipped.
+                    vec![0.0]
                 } else {
                     priors.iter().map(|&p| clip(p).ln()).collect()
                 }

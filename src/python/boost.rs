@@ -116,7 +116,7 @@ impl PyBooster {
 
 #[pymethods]
 impl PyBooster {
-    /// Trains a model: classes when `n_classes >= 2` (y holds uint32 class indices),
+    /// Trains a model: classes when `n_classes >= 1` (y holds uint32 class indices),
     /// regression when `n_classes == 0` (y holds float64 values). `progress(trees_done,
     /// n_trees)`, if given, is called on this thread as trees are grown; Ctrl-C (or an
     /// exception from `progress`) stops the fit. With `previous`, the model fitted on the

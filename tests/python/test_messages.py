@@ -77,12 +77,6 @@ def test_nan_or_infinity_in_y_names_the_row_and_the_fix(cls, bad):
         _fit(cls, X, y)
 
 
-def test_a_single_class_prints_the_plain_label():
-    for label, shown in ((np.int64(0), "(0)"), ("cat", "('cat')")):
-        with pytest.raises(ValueError, match=re.escape(f"only one class {shown};")):
-            _fit(morf_rs.GradientBoostingClassifier, X, np.full(40, label))
-
-
 def test_an_unknown_argument_names_the_class(cls):
     with pytest.raises(TypeError, match=rf"{cls.__name__}.*'n_tree'"):
         cls(n_tree=3)

@@ -321,3 +321,17 @@ def test_trees_without_splits():
         (values,), (expected,) = _scores(model, _with_missing(X))
         np.testing.assert_allclose(values, expected, rtol=TOLERANCE)
         np.testing.assert_allclose(values, 2.5, rtol=TOLERANCE)
+
+
+def test_one_class_exports_probability_one():
+    X, _ = datasets.make_circle(60, random_state=0)
+    X = X.astype(np.float32)
+    for model in (
+        morf_rs.RandomForestClassifier(n_estimators=3, random_state=0),
+        morf_rs.GradientBoostingClassifier(n_estimators=3, random_state=0),
+    ):
+        model.fit(X, ["only"] * len(X))
+        (label, probabilities), (expected_label, expected) = _scores(model, X)
+        np.testing.assert_array_equal(probabilities, np.ones((len(X), 1)))
+        np.testing.assert_array_equal(expected, probabilities)
+        assert label.tolist() == expected_label.tolist() == ["only"] * len(X)
