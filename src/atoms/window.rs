@@ -10,11 +10,14 @@
 //! axes are padded in front with axes of length 1 and no shift.
 //!
 //! Each shift's response is summed term by term from 0.0 in the base atom's order, as
-//! [`Atom::project`](super::Atom::project) sums a plain atom, and a response touching
-//! a missing value (NaN) makes the pooled value missing.
+//! [`Atom::project`](super::Atom::project) sums a plain atom. Under
+//! [`MissingCells::AnyCellMissing`] a response touching a missing value (NaN) makes the
+//! pooled value missing; under [`MissingCells::RescaledPresent`] each response follows
+//! that rule and the reduction skips missing responses, missing only when all are.
 
 use serde::{Deserialize, Serialize};
 
+use super::MissingCells;
 use crate::data::Feature;
 
 /// Most image axes a pooled atom shifts along.
@@ -190,17 +193,37 @@ impl Window {
     }
 }
 
-/// `value` folded into the reduction `best` so far; a missing value (NaN) stays.
+/// `value` folded into the reduction `best` so far: under
+/// [`MissingCells::AnyCellMissing`] a missing value (NaN) stays; under
+/// [`MissingCells::RescaledPresent`] it is skipped (`seen` says whether any value was
+/// folded).
 #[inline(always)]
-fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
+fn fold(reduce: Reduce, missing: MissingCells, best: f32, value: f32, seen: &mut bool) -> f32 {
     let better = match reduce {
         Reduce::Max => value > best,
         Reduce::Min => value < best,
     };
-    if better || value.is_nan() {
+    if value.is_nan() {
+        return match missing {
+            MissingCells::AnyCellMissing => value,
+            MissingCells::RescaledPresent => best,
+        };
+    }
+    *seen = true;
+    if better {
         value
     } else {
         best
+    }
+}
+
+/// The reduction `best` once every response is folded: missing when none was present.
+#[inline(always)]
+fn finish(best: f32, seen: bool) -> f32 {
+    if seen {
+        best
+    } else {
+        f32::NAN
     }
 }
 
@@ -214,18 +237,19 @@ fn start(reduce: Reduce) -> f32 {
 
 /// The pooled projection of `row` on the base atom (`indices`, `weights`) over
 /// `window` (checked against the atom): the maximum or minimum over the window's
-/// shifts of the shifted atom's response, missing (NaN) when any response is.
+/// shifts of the shifted atom's response, missing cells treated by `missing`.
 #[inline]
 pub fn project_pooled<T: Feature>(
     indices: &[u32],
     weights: &[f32],
     window: &Window,
+    missing: MissingCells,
     row: &[T],
 ) -> f32 {
     if window.shifts_wrap() {
-        project_wrapping(indices, weights, window, row)
+        project_wrapping(indices, weights, window, missing, row)
     } else {
-        project_flat(indices, weights, window, row)
+        project_flat(indices, weights, window, missing, row)
     }
 }
 
@@ -233,10 +257,17 @@ pub fn project_pooled<T: Feature>(
 /// consecutive shifts along the last axis read consecutive cells, so up to [`LANES`]
 /// of them are summed side by side, term after term (vectorised), each in the atom's
 /// order.
-fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, row: &[T]) -> f32 {
+fn project_flat<T: Feature>(
+    indices: &[u32],
+    weights: &[f32],
+    window: &Window,
+    missing: MissingCells,
+    row: &[T],
+) -> f32 {
     let strides = window.strides();
     let (low, high) = (window.low, window.high);
     let mut best = start(window.reduce);
+    let mut seen = false;
     let mut sums = [0.0f32; LANES];
     for s0 in low[0]..=high[0] {
         for s1 in low[1]..=high[1] {
@@ -255,15 +286,19 @@ fn project_flat<T: Feature>(indices: &[u32], weights: &[f32], window: &Window, r
                             *sum += weight * cell.to_f32();
                         }
                     }
-                    for &sum in sums.iter() {
-                        best = fold(window.reduce, best, sum);
+                    for (lane, &sum) in sums.iter().enumerate() {
+                        let shift = outer + first + lane as i64;
+                        let cell = |i: u32| row[(i as i64 + shift) as usize].to_f32();
+                        let terms = indices.iter().zip(weights);
+                        let sum = missing.resolve(sum, terms.map(|(&i, &w)| (w, cell(i))));
+                        best = fold(window.reduce, missing, best, sum, &mut seen);
                     }
                     first += lanes as i64;
                 }
             }
         }
     }
-    best
+    finish(best, seen)
 }
 
 /// With wrapping axes, each shifted index is computed from its coordinates.
@@ -271,18 +306,25 @@ fn project_wrapping<T: Feature>(
     indices: &[u32],
     weights: &[f32],
     window: &Window,
+    missing: MissingCells,
     row: &[T],
 ) -> f32 {
     let mut best = start(window.reduce);
+    let mut seen = false;
     window.for_each_shift(|shift| {
+        let cell = |index: u32| {
+            let shifted = window.shifted(index, shift).expect("a checked window");
+            row[shifted as usize].to_f32()
+        };
         let mut sum = 0.0f32;
         for (&index, &weight) in indices.iter().zip(weights) {
-            let shifted = window.shifted(index, shift).expect("a checked window");
-            sum += weight * row[shifted as usize].to_f32();
+            sum += weight * cell(index);
         }
-        best = fold(window.reduce, best, sum);
+        let terms = indices.iter().zip(weights);
+        let sum = missing.resolve(sum, terms.map(|(&i, &w)| (w, cell(i))));
+        best = fold(window.reduce, missing, best, sum, &mut seen);
     });
-    best
+    finish(best, seen)
 }
 
 #[cfg(test)]
@@ -353,24 +395,32 @@ mod tests {
             let reduce = if min { Reduce::Min } else { Reduce::Max };
             let window = window_for(&shape, &wrap, &indices, &picks, reduce);
             prop_assert!(window.check(&indices, n_features).is_ok());
-            // Brute force: every shifted copy as a plain atom, in the base atom's order.
-            let mut responses = Vec::new();
-            window.for_each_shift(|shift| {
-                let shifted: Vec<u32> = indices.iter().map(|&i| window.shifted(i, shift).unwrap()).collect();
-                let atom = Atom { indices: &shifted, weights: &weights, window: None };
-                responses.push(atom.project(&row));
-            });
-            prop_assert_eq!(responses.len(), window.n_shifts());
-            let pooled = project_pooled(&indices, &weights, &window, &row);
-            if responses.iter().any(|r| r.is_nan()) {
-                prop_assert!(pooled.is_nan());
-            } else {
-                let expected = match reduce {
-                    Reduce::Max => responses.iter().cloned().fold(f32::NEG_INFINITY, f32::max),
-                    Reduce::Min => responses.iter().cloned().fold(f32::INFINITY, f32::min),
-                };
-                prop_assert_eq!(pooled, expected);
-                prop_assert!(responses.contains(&pooled));
+            for rule in [MissingCells::AnyCellMissing, MissingCells::RescaledPresent] {
+                // Brute force: every shifted copy as a plain atom, in the base atom's
+                // order.
+                let mut responses = Vec::new();
+                window.for_each_shift(|shift| {
+                    let shifted: Vec<u32> = indices.iter().map(|&i| window.shifted(i, shift).unwrap()).collect();
+                    let atom = Atom { indices: &shifted, weights: &weights, window: None, missing: rule };
+                    responses.push(atom.project(&row));
+                });
+                prop_assert_eq!(responses.len(), window.n_shifts());
+                let pooled = project_pooled(&indices, &weights, &window, rule, &row);
+                // The old rule: one missing response makes the pooled value missing;
+                // the new one skips missing responses.
+                if rule == MissingCells::RescaledPresent {
+                    responses.retain(|r| !r.is_nan());
+                }
+                if responses.is_empty() || responses.iter().any(|r| r.is_nan()) {
+                    prop_assert!(pooled.is_nan());
+                } else {
+                    let expected = match reduce {
+                        Reduce::Max => responses.iter().cloned().fold(f32::NEG_INFINITY, f32::max),
+                        Reduce::Min => responses.iter().cloned().fold(f32::INFINITY, f32::min),
+                    };
+                    prop_assert_eq!(pooled, expected);
+                    prop_assert!(responses.contains(&pooled));
+                }
             }
         }
     }
@@ -397,6 +447,15 @@ mod tests {
         let expected = (0..150)
             .map(|s| row[3 + s] - 2.0 * row[7 + s] + row[10 + s])
             .fold(f32::NEG_INFINITY, f32::max);
-        assert_eq!(project_pooled(&indices, &weights, &window, &row), expected);
+        assert_eq!(
+            project_pooled(
+                &indices,
+                &weights,
+                &window,
+                MissingCells::RescaledPresent,
+                &row
+            ),
+            expected
+        );
     }
 }
