@@ -502,16 +502,30 @@ mod tests {
             [nan, nan, 7.0, 5.0]
         ];
         let rows = Rows::from_view(x.view()).unwrap();
-        let samples: Vec<u32> = (0..4).collect();
+        let row_of: Vec<u32> = (0..4).collect();
         let mut atoms = AtomSet::default();
         atoms.clear();
         atoms.push_unit(&mut [0, 1, 3]);
-        let mut out = Vec::new();
-        NodeProjector::default().project(&rows, &samples, &samples, &atoms, &mut out);
-        assert_eq!(out[0], 6.0);
-        assert_eq!(out[1], 4.0 * 1.5);
-        assert!(out[2].is_nan());
-        assert_eq!(out[3], 15.0);
+        // A few samples take the atom's own projection, many the vectorised paths
+        // (rows, and columns when the terms outnumber the features).
+        for (n, atom_copies) in [(4, 1), (40, 1), (40, 8)] {
+            let samples: Vec<u32> = (0..n).map(|i| i % 4).collect();
+            while atoms.len() < atom_copies {
+                atoms.push_unit(&mut [0, 1, 3]);
+            }
+            let mut out = Vec::new();
+            NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
+            for values in out.chunks(n as usize) {
+                for (value, &sample) in values.iter().zip(&samples) {
+                    match sample {
+                        0 => assert_eq!(*value, 6.0),
+                        1 => assert_eq!(*value, 4.0 * 1.5),
+                        2 => assert!(value.is_nan()),
+                        _ => assert_eq!(*value, 15.0),
+                    }
+                }
+            }
+        }
     }
 
     proptest! {
