@@ -1,4 +1,4 @@
-use crate::atoms::{Atom, AtomSet, MissingCells};
+use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
@@ -121,8 +121,8 @@ impl NodeProjector {
     }
 
     /// Replaces the missing projections the paths above summed (one missing cell makes
-    /// the plain sum NaN) by the atom's own, which follows its rule on missing cells
-    /// ([`MissingCells`]). Complete rows are never read again, so their values stay
+    /// the plain sum NaN) by the rescaled sum of the present cells
+    /// ([`MissingCells::RescaledPresent`]), as `Atom::project` resolves them. Complete rows are never read again, so their values stay
     /// the plain sums bit for bit.
     fn rescale_missing<T: Feature>(
         rows: &Rows<'_, T>,
@@ -146,7 +146,8 @@ impl NodeProjector {
             }
             for (value, &sample) in out[a * n..(a + 1) * n].iter_mut().zip(samples) {
                 if value.is_nan() {
-                    *value = atom.project(rows.row(row_of[sample as usize] as usize));
+                    let row = rows.row(row_of[sample as usize] as usize);
+                    *value = rescaled_present_sum(atom.terms(row));
                 }
             }
         }
