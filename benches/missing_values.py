@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,7 @@ from morf_rs import (
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
+from harness import machine  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 SIDE = 28
@@ -170,18 +172,20 @@ def main():
                     csv_file.flush()
                     print(row, flush=True)
 
-    import sklearn
-
-    import morf_rs
-
+    about = machine()
+    load = os.getloadavg()[0]
     lines = [
         "# Missing values on Fashion-MNIST",
+        "",
+        f"Machine: {about['cpu']}, {about['cores']} cores (load average {load:.1f} "
+        "at the end: the machine was shared), "
+        f"Python {about['python']}, numpy {about['numpy']}.",
         "",
         f"{args.n_train} training images, {args.n_test} test images, "
         f"{args.n_estimators} {'rounds' if args.boosting else 'trees'}, "
         f"{args.n_jobs} threads, {args.seeds} seeds "
         f"(test error: mean and range over seeds; times: best over seeds), "
-        f"morf_rs {morf_rs.__version__}, scikit-learn {sklearn.__version__}. "
+        f"morf_rs {about['morf_rs']}, scikit-learn {about['sklearn']}. "
         "Made by `python benches/missing_values.py"
         + (" --quick" if args.quick else "")
         + (" --boosting" if args.boosting else "")

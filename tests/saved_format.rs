@@ -10,15 +10,19 @@
 //! mean values, also new in version 3); version 4 (`regression_v4.bin` too) adds pooled
 //! patches (the splits and windows version 4 added). A change to the saved layout must bump
 //! `FORMAT_VERSION` and keep reading the older versions, or this test fails.
+//! Version 5 (forests) and boosted version 3 record each tree's rule on missing cells:
+//! older trees keep theirs (a projection touching a missing cell is missing), newer ones
+//! rescale the present cells' sum, so the fixtures of both are scored on rows with
+//! missing values.
 //! Boosted models have their own version: `booster_v{N}.bin` and `booster_v{N}_proba.bin`
-//! (version 2 added pooled splits).
+//! (version 2 added pooled splits, version 3 the rule on missing cells).
 //! `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files of the
 //! current versions, for a deliberate new version only.
 
 use std::path::PathBuf;
 use std::sync::Once;
 
-use morf_rs::atoms::{Patches, Pooled, Reductions, SignedPatches};
+use morf_rs::atoms::{MissingCells, Patches, Pooled, Reductions, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Criterion, FitControl, Forest, ForestParams,
@@ -151,7 +155,7 @@ fn write_current_version() {
         little_endian(predicted.iter().copied()),
     );
 
-    let (x_train, y_train) = probe_rows(150, 1);
+    let x_train = booster_rows(BOOSTER_FORMAT_VERSION, 150, 1);
     let params = BoostParams {
         n_estimators: 10,
         atoms: current_dictionary(),
@@ -164,7 +168,10 @@ fn write_current_version() {
     };
     let booster = Booster::fit(&params, x_train.view(), labels, None).unwrap();
     let proba = booster
-        .predict(probe_rows(40, 2).0.view(), &ScoreOptions::new())
+        .predict(
+            booster_rows(BOOSTER_FORMAT_VERSION, 40, 2).view(),
+            &ScoreOptions::new(),
+        )
         .unwrap();
     write(
         format!("booster_v{BOOSTER_FORMAT_VERSION}.bin"),
@@ -174,6 +181,26 @@ fn write_current_version() {
         format!("booster_v{BOOSTER_FORMAT_VERSION}_proba.bin"),
         little_endian(proba.iter().copied()),
     );
+}
+
+/// The rows a booster fixture of `version` is fitted on (150) and scores (40): from
+/// version 3, some values missing.
+fn booster_rows(version: u16, n: usize, seed: u64) -> Array2<f32> {
+    if version >= 3 {
+        rows_with_missing_values(n, seed)
+    } else {
+        probe_rows(n, seed).0
+    }
+}
+
+/// The rule on missing cells of the trees of a model saved in `version`, where
+/// `rescaled_from` is the first version whose trees rescale present cells.
+fn missing_cells_of(version: u16, rescaled_from: u16) -> MissingCells {
+    if version >= rescaled_from {
+        MissingCells::RescaledPresent
+    } else {
+        MissingCells::AnyCellMissing
+    }
 }
 
 /// Writes the current version's files once, before either test reads them.
@@ -192,6 +219,8 @@ fn saved_forests_of_every_version_load_and_predict_as_saved() {
         let bytes = std::fs::read(fixture(&format!("forest_v{version}.bin"))).unwrap();
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), version);
         let forest = Forest::from_bytes(&bytes).unwrap();
+        let rule = missing_cells_of(version, 5);
+        assert!(forest.trees().iter().all(|t| t.missing_cells() == rule));
         let saved = read_little_endian(&format!("forest_v{version}_proba.bin"));
         let proba = forest
             .predict_proba(probe.view(), &ScoreOptions::new())
@@ -279,8 +308,10 @@ fn saved_boosters_of_every_version_load_and_predict_as_saved() {
         let bytes = std::fs::read(fixture(&format!("booster_v{version}.bin"))).unwrap();
         let booster = Booster::from_bytes(&bytes).unwrap();
         assert_eq!(booster.n_rounds(), 10);
+        let rule = missing_cells_of(version, 3);
+        assert!(booster.trees().iter().all(|t| t.missing_cells() == rule));
         let proba = booster
-            .predict(probe_rows(40, 2).0.view(), &ScoreOptions::new())
+            .predict(booster_rows(version, 40, 2).view(), &ScoreOptions::new())
             .unwrap();
         assert_eq!(
             proba.iter().copied().collect::<Vec<_>>(),

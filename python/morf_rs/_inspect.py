@@ -74,6 +74,12 @@ class TreeStructure:
         A forest regressor's tree: the mean target of its sample, which the
         forest predicts (averaged over trees) where no honest leaf votes; 0 for
         other trees.
+    rescales_missing_cells : bool
+        How the tree projects a sample some of whose atom's features are
+        missing (NaN). True (trees grown by this version): the sum over the
+        present features, times the atom's total ``|weight|`` over the present
+        features' ``|weight|``; missing only when every feature is. False
+        (trees saved by earlier versions): missing as soon as one feature is.
     """
 
     children_left: np.ndarray
@@ -93,6 +99,7 @@ class TreeStructure:
     pool_shift_high: np.ndarray
     pool_wrap: np.ndarray
     prior: np.ndarray
+    rescales_missing_cells: bool
 
     @property
     def node_count(self):

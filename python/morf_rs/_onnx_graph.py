@@ -62,10 +62,12 @@ class Graph:
 
     def project(self, plain, pooled, method):
         """The projection of X on every atom: columns of the ``plain`` atoms
-        ((features, weights) pairs), then of the ``pooled`` ones ((sign, plain
-        columns of the shifts): +1 maximum, -1 minimum); NaN where a
-        projection touches a missing feature. ``method``: "matmul" or
-        "gather"."""
+        ((features, weights, rescaled) triples), then of the ``pooled`` ones
+        ((sign, plain columns of the shifts, rescaled): +1 maximum, -1
+        minimum); where a projection touches a missing feature, the sum over
+        the present ones rescaled to the atom's whole ``|w|`` (NaN when none is
+        present) for ``rescaled`` atoms, NaN for the others. ``method``:
+        "matmul" or "gather"."""
         if not plain:
             return "X"  # Trees without splits read nothing.
         missing = self.op("IsNaN", "X")
@@ -76,66 +78,102 @@ class Graph:
         any_missing = self.op("ReduceMax", as_int)
         any_missing = self.op("Cast", any_missing, to=self._onnx.TensorProto.BOOL)
         missing = self.op("Cast", missing, to=self._onnx.TensorProto.FLOAT)
+        present = self.op("Sub", self.const(np.ones((), dtype=np.float32)), missing)
+        # Each atom's whole |w|, summed in its order in float32 as the engine sums.
+        whole = np.array(
+            [np.cumsum(np.abs(w), dtype=np.float32)[-1] for _, w, _ in plain],
+            dtype=np.float32,
+        )
+        rescaled = np.array([r for _, _, r in plain], dtype=bool)
         n_features = self._input.type.tensor_type.shape.dim[1].dim_value
         if method == "matmul":
             weights = np.zeros((n_features, len(plain)), dtype=np.float32)
             members = np.zeros(weights.shape, dtype=np.uint8)
-            for column, (features, atom_weights) in enumerate(plain):
+            for column, (features, atom_weights, _) in enumerate(plain):
                 weights[features, column] = atom_weights
                 members[features, column] = 1
-            values = self.op("MatMul", clean, self.const(weights, "atom_weights"))
+            weights = self.const(weights, "atom_weights")
+            values = self.op("MatMul", clean, weights)
             # Stored as bytes, a fifth of the file's weights, made float on loading.
             members = self.op(
                 "Cast",
                 self.const(members, "atom_members"),
                 to=self._onnx.TensorProto.FLOAT,
             )
-            touched = self._if_missing(
-                any_missing, values, lambda: self.op("MatMul", missing, members)
-            )
+
+            def touched_and_present():
+                return (
+                    self.op("MatMul", missing, members),
+                    self.op("MatMul", present, self.op("Abs", weights)),
+                )
+
         else:
-            width = max(len(features) for features, _ in plain)
+            width = max(len(features) for features, _, _ in plain)
             # Padding repeats an atom's first feature with weight 0: no new member.
             indices = np.empty((len(plain), width), dtype=np.int64)
             weights = np.zeros((len(plain), width), dtype=np.float32)
-            for column, (features, atom_weights) in enumerate(plain):
+            for column, (features, atom_weights, _) in enumerate(plain):
                 indices[column] = features[0]
                 indices[column, : len(features)] = features
                 weights[column, : len(features)] = atom_weights
             indices = self.const(indices, "atom_features")
+            weights = self.const(weights, "atom_weights")
             gathered = self.op("Gather", clean, indices, axis=1)
-            terms = self.op("Mul", gathered, self.const(weights, "atom_weights"))
+            terms = self.op("Mul", gathered, weights)
             values = self._reduce("ReduceSum", terms, 2, keepdims=0)
-            touched = self._if_missing(
-                any_missing,
-                values,
-                lambda: self._reduce(
-                    "ReduceMax",
-                    self.op("Gather", missing, indices, axis=1),
-                    2,
-                    keepdims=0,
-                ),
-            )
-        if pooled:
-            values, touched = self._pool(values, touched, pooled)
-        nan = self.const(np.full((), np.nan, dtype=np.float32), "nan")
-        zero = self.const(np.zeros((), dtype=np.float32), "zero")
-        return self.op("Where", self.op("Greater", touched, zero), nan, values)
 
-    def _if_missing(self, any_missing, values, touched):
-        """What ``touched()`` builds (per row and atom, whether the projection
-        touches a missing feature) where ``any_missing``; else zeros shaped
-        like ``values``: a batch without NaN skips the second product."""
+            def touched_and_present():
+                def gathered(indicator):
+                    return self.op("Gather", indicator, indices, axis=1)
+
+                present_weight = self.op(
+                    "Mul", gathered(present), self.op("Abs", weights)
+                )
+                return (
+                    self._reduce("ReduceMax", gathered(missing), 2, keepdims=0),
+                    self._reduce("ReduceSum", present_weight, 2, keepdims=0),
+                )
+
+        values = self._if_missing(
+            any_missing,
+            values,
+            lambda: self._resolve_missing(
+                values, *touched_and_present(), whole, rescaled
+            ),
+        )
+        if pooled:
+            values = self._pool(values, pooled)
+        return values
+
+    def _resolve_missing(self, values, touched, present_weight, whole, rescaled):
+        """``values`` where a projection touches no missing feature (``touched``
+        0); elsewhere, for ``rescaled`` columns, the value times ``whole`` over
+        ``present_weight`` (NaN where that is 0), and NaN for the others."""
+        zero = self.const(np.zeros((), dtype=np.float32), "zero")
+        nan = self.const(np.full((), np.nan, dtype=np.float32), "nan")
+        factor = self.op(
+            "Div", self.const(whole[None, :], "atom_whole_weight"), present_weight
+        )
+        scaled = self.op(
+            "Where",
+            self.op("Greater", present_weight, zero),
+            self.op("Mul", values, factor),
+            nan,
+        )
+        missing_value = self.op(
+            "Where", self.const(rescaled[None, :], "atom_rescaled"), scaled, nan
+        )
+        return self.op(
+            "Where", self.op("Greater", touched, zero), missing_value, values
+        )
+
+    def _if_missing(self, any_missing, values, resolved):
+        """What ``resolved()`` builds (the projections with missing features
+        treated) where ``any_missing``; else ``values``: a batch without NaN
+        skips the products that find them."""
         helper, tensor_proto = self._helper, self._onnx.TensorProto
         branches = []
-        for build in (
-            touched,
-            lambda: self.op(
-                "ConstantOfShape",
-                self.op("Shape", values),
-                value=helper.make_tensor("zero", tensor_proto.FLOAT, [1], [0.0]),
-            ),
-        ):
+        for build in (resolved, lambda: self.op("Identity", values)):
             outer, self._nodes = self._nodes, []
             output = build()
             nodes, self._nodes = self._nodes, outer
@@ -151,30 +189,46 @@ class Graph:
             "If", any_missing, then_branch=branches[0], else_branch=branches[1]
         )
 
-    def _pool(self, values, touched, pooled):
-        """``values`` and ``touched`` (missing-feature counts) of the plain columns
-        followed by the pooled columns': the maximum (minimum) of the values over
-        the shifts, touched where any shift is."""
-        n_shifts = max(len(shifts) for _, shifts in pooled)
+    def _pool(self, values, pooled):
+        """``values`` of the plain columns (NaN where missing) followed by the
+        pooled columns': the maximum (minimum) of the values over the shifts,
+        skipping missing ones for ``rescaled`` atoms (missing when all are),
+        missing when any is for the others."""
+        n_shifts = max(len(shifts) for _, shifts, _ in pooled)
         # Padding repeats a shift, which changes no maximum.
         columns = np.empty((len(pooled), n_shifts), dtype=np.int64)
         signs = np.empty((len(pooled), 1), dtype=np.float32)
-        for p, (sign, shifts) in enumerate(pooled):
+        rescaled = np.empty(len(pooled), dtype=bool)
+        for p, (sign, shifts, rescales) in enumerate(pooled):
             columns[p] = shifts[0]
             columns[p, : len(shifts)] = shifts
             signs[p] = sign
+            rescaled[p] = rescales
         columns = self.const(columns, "shift_columns")
         signs_2d = self.const(signs, "pool_signs")
+        shifted = self.op("Gather", values, columns, axis=1)
+        is_missing = self.op("IsNaN", shifted)
+        # A missing shift takes no part in the maximum: it counts as -infinity.
+        lowest = self.const(np.full((), -np.inf, dtype=np.float32), "lowest")
         # The minimum is minus the maximum of the negated values (exact).
-        signed = self.op("Mul", self.op("Gather", values, columns, axis=1), signs_2d)
+        signed = self.op("Mul", shifted, signs_2d)
+        signed = self.op("Where", is_missing, lowest, signed)
         best = self._reduce("ReduceMax", signed, 2, keepdims=0)
         best = self.op("Mul", best, self.const(signs[:, 0], "pool_signs"))
-        touched_shifts = self.op("Gather", touched, columns, axis=1)
-        touched_best = self._reduce("ReduceMax", touched_shifts, 2, keepdims=0)
-        return (
-            self.op("Concat", values, best, axis=1),
-            self.op("Concat", touched, touched_best, axis=1),
+        as_int = self.op("Cast", is_missing, to=self._onnx.TensorProto.INT32)
+        any_shift = self._reduce("ReduceMax", as_int, 2, keepdims=0)
+        every_shift = self._reduce("ReduceMin", as_int, 2, keepdims=0)
+        one = self.const(np.ones((), dtype=np.int32), "one")
+        # Where would pick between the two, but ONNX Runtime has no boolean Where.
+        rescales = self.const(rescaled[None, :], "pool_rescaled")
+        pooled_missing = self.op(
+            "Or",
+            self.op("And", rescales, self.op("Equal", every_shift, one)),
+            self.op("And", self.op("Not", rescales), self.op("Equal", any_shift, one)),
         )
+        nan = self.const(np.full((), np.nan, dtype=np.float32), "nan")
+        best = self.op("Where", pooled_missing, nan, best)
+        return self.op("Concat", values, best, axis=1)
 
     def tree_ensemble(self, features, nodes, targets, n_targets, base=None):
         """A TreeEnsembleRegressor over ``features`` summing its ``targets``'

@@ -10,14 +10,19 @@ three stages:
    projection of the rows: a ``MatMul`` of X (missing values set to 0) with the
    atoms' weight matrix (the faster in ONNX Runtime), or, for a model whose
    dense matrix would not fit a file, a ``Gather`` of each atom's features
-   times its weights and a ``ReduceSum``. A second product of the
-   missing-value indicator with the atoms' membership matrix marks the
-   projections that touch a missing feature, which are set to NaN: a NaN
-   outside an atom must not leak into it (in a plain ``MatMul``, NaN * 0 is
-   NaN), while one inside it makes the projection missing, as the engine's
-   sum does (a batch without missing values skips that product, through an
-   ``If``). A pooled atom is the maximum (or minimum) of its shifted copies'
-   columns, gathered and reduced with ``ReduceMax``, missing when any copy is.
+   times its weights and a ``ReduceSum``. Where a batch has missing values
+   (an ``If`` skips this otherwise), a second product of the missing-value
+   indicator with the atoms' membership matrix finds the projections that
+   touch a missing feature (a NaN outside an atom must not leak into it, as
+   NaN * 0 would in a plain ``MatMul``), and each follows its tree's rule
+   (``TreeStructure.rescales_missing_cells``): trees grown by this version
+   multiply the sum over the present features by the atom's total ``|w|``
+   over the present ``|w|`` (a third product, of the present-value indicator
+   with ``|W|``), missing where no feature is present; trees saved by
+   earlier versions make the projection missing. A pooled atom is the
+   maximum (or minimum) of its shifted copies' columns, gathered and reduced
+   with ``ReduceMax``: over the copies not missing for the new rule, missing
+   when any copy is for the old one.
 2. **Trees.** An axis-aligned tree ensemble over the projection columns with
    the learned thresholds (``<=`` goes left) and the learned side for missing
    projections (``nodes_missing_value_tracks_true``).
@@ -209,8 +214,9 @@ def _check_opset(opset):
 
 class _Atoms:
     """The distinct atoms of a model's splits as projection columns: ``plain``
-    lists (features, weights) per column, ``pooled`` (sign, plain columns of the
-    shifts) per pooled column; a pooled column's id follows all plain ones."""
+    lists (features, weights, rescaled) per column, ``pooled`` (sign, plain
+    columns of the shifts, rescaled) per pooled column, ``rescaled`` being the
+    tree's rule on missing cells; a pooled column's id follows all plain ones."""
 
     def __init__(self, shape):
         self.shape = shape
@@ -219,11 +225,11 @@ class _Atoms:
         self._plain_ids = {}
         self._pooled_ids = {}
 
-    def _plain_column(self, features, weights):
-        key = (features.tobytes(), weights.tobytes())
+    def _plain_column(self, features, weights, rescaled):
+        key = (features.tobytes(), weights.tobytes(), rescaled)
         if key not in self._plain_ids:
             self._plain_ids[key] = len(self.plain)
-            self.plain.append((features, weights))
+            self.plain.append((features, weights, rescaled))
         return self._plain_ids[key]
 
     def column(self, tree, node):
@@ -235,8 +241,9 @@ class _Atoms:
         features, weights = tree.atom(node)
         features = np.asarray(features, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float32)
+        rescaled = bool(tree.rescales_missing_cells)
         if tree.pool_reduce[node] == 0:
-            return self._plain_column(features, weights)
+            return self._plain_column(features, weights, rescaled)
         low, high = tree.pool_shift_low[node], tree.pool_shift_high[node]
         wrap = tree.pool_wrap[node]
         key = (
@@ -246,16 +253,19 @@ class _Atoms:
             low.tobytes(),
             high.tobytes(),
             wrap.tobytes(),
+            rescaled,
         )
         if key not in self._pooled_ids:
             shifts = [
-                self._plain_column(self._shifted(features, shift, wrap), weights)
+                self._plain_column(
+                    self._shifted(features, shift, wrap), weights, rescaled
+                )
                 for shift in itertools.product(
                     *(range(lo, hi + 1) for lo, hi in zip(low, high))
                 )
             ]
             self._pooled_ids[key] = len(self.pooled)
-            self.pooled.append((int(tree.pool_reduce[node]), shifts))
+            self.pooled.append((int(tree.pool_reduce[node]), shifts, rescaled))
         return ("pooled", self._pooled_ids[key])
 
     def _shifted(self, features, shift, wrap):

@@ -1,6 +1,7 @@
 //! Atoms as sparse vectors, and the flat buffers a node's candidate atoms live in.
 
 use super::window::{project_pooled, Window};
+use super::MissingCells;
 use crate::data::Feature;
 
 /// A borrowed sparse atom.
@@ -13,9 +14,12 @@ pub struct Atom<'a> {
     /// For a pooled atom, its window of shifts; `indices` and `weights` are then the
     /// base atom.
     pub window: Option<&'a Window>,
+    /// What the projection is when some cells are missing: the rule of the tree the
+    /// atom splits in.
+    pub missing: MissingCells,
 }
 
-impl Atom<'_> {
+impl<'a> Atom<'a> {
     /// Whether every weight is +1 or -1.
     pub fn has_unit_weights(&self) -> bool {
         self.weights.iter().all(|&weight| weight.abs() == 1.0)
@@ -29,15 +33,16 @@ impl Atom<'_> {
     }
 
     /// The projection `a · x` of one row, summed in index order (the same order at
-    /// training and scoring time, so both see identical values); for a pooled atom,
-    /// the reduction of the shifted atom's responses ([`Window`]).
+    /// training and scoring time, so both see identical values), missing cells
+    /// treated by [`Self::missing`]; for a pooled atom, the reduction of the shifted
+    /// atom's responses ([`Window`]).
     #[inline]
     pub fn project<T: Feature>(&self, row: &[T]) -> f32 {
         if let Some(window) = self.window {
-            return project_pooled(self.indices, self.weights, window, row);
+            return project_pooled(self.indices, self.weights, window, self.missing, row);
         }
         // Single-feature atoms (all of an axis-aligned forest's) skip the loop and its
-        // hard-to-predict exit branch.
+        // hard-to-predict exit branch; either rule makes them missing with their cell.
         if let ([index], [weight]) = (self.indices, self.weights) {
             return 0.0 + weight * row[*index as usize].to_f32();
         }
@@ -45,7 +50,20 @@ impl Atom<'_> {
         for (&index, &weight) in self.indices.iter().zip(self.weights) {
             sum += weight * row[index as usize].to_f32();
         }
-        sum
+        self.missing.resolve(sum, self.terms(row))
+    }
+
+    /// The `(weight, value)` terms of a plain atom on `row`, in the atom's order.
+    #[inline]
+    pub fn terms<'r, T: Feature>(&self, row: &'r [T]) -> impl Iterator<Item = (f32, f32)> + 'r
+    where
+        'a: 'r,
+    {
+        let (indices, weights) = (self.indices, self.weights);
+        indices
+            .iter()
+            .zip(weights)
+            .map(|(&index, &weight)| (weight, row[index as usize].to_f32()))
     }
 }
 
@@ -125,10 +143,12 @@ impl AtomSet {
     /// Atom `i`.
     pub fn get(&self, i: usize) -> Atom<'_> {
         let range = self.offsets[i]..self.offsets[i + 1];
+        // Candidate atoms are drawn for new trees, which follow the current rule.
         Atom {
             indices: &self.indices[range.clone()],
             weights: &self.weights[range],
             window: self.windows[i].as_ref(),
+            missing: MissingCells::RescaledPresent,
         }
     }
 

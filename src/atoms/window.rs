@@ -10,11 +10,14 @@
 //! axes are padded in front with axes of length 1 and no shift.
 //!
 //! Each shift's response is summed term by term from 0.0 in the base atom's order, as
-//! [`Atom::project`](super::Atom::project) sums a plain atom, and a response touching
-//! a missing value (NaN) makes the pooled value missing.
+//! [`Atom::project`](super::Atom::project) sums a plain atom. Under
+//! [`MissingCells::AnyCellMissing`] a response touching a missing value (NaN) makes the
+//! pooled value missing; under [`MissingCells::RescaledPresent`] each response follows
+//! that rule and the reduction skips missing responses, missing only when all are.
 
 use serde::{Deserialize, Serialize};
 
+use super::MissingCells;
 use crate::data::Feature;
 
 /// Most image axes a pooled atom shifts along.
@@ -230,6 +233,25 @@ pub(crate) fn fold(reduce: Reduce, best: f32, value: f32) -> f32 {
     }
 }
 
+/// `value` folded into `best` by `missing`'s rule: under
+/// [`MissingCells::AnyCellMissing`] as [`fold`]; under
+/// [`MissingCells::RescaledPresent`] a missing value is skipped (`seen` says whether
+/// any value was folded).
+#[inline(always)]
+fn fold_by_rule(
+    reduce: Reduce,
+    missing: MissingCells,
+    best: f32,
+    value: f32,
+    seen: &mut bool,
+) -> f32 {
+    if value.is_nan() && missing == MissingCells::RescaledPresent {
+        return best;
+    }
+    *seen = true;
+    fold(reduce, best, value)
+}
+
 /// What the reduction starts from.
 #[inline(always)]
 pub(crate) fn start(reduce: Reduce) -> f32 {
@@ -241,19 +263,24 @@ pub(crate) fn start(reduce: Reduce) -> f32 {
 
 /// The pooled projection of `row` on the base atom (`indices`, `weights`) over
 /// `window` (checked against the atom): the maximum or minimum over the window's
-/// shifts of the shifted atom's response, missing (NaN) when any response is.
+/// shifts of the shifted atom's response, missing cells treated by `missing`.
 #[inline]
 pub fn project_pooled<T: Feature>(
     indices: &[u32],
     weights: &[f32],
     window: &Window,
+    missing: MissingCells,
     row: &[T],
 ) -> f32 {
     if window.shifts_wrap() {
-        project_wrapping(indices, weights, window, row)
-    } else {
-        project_flat(indices, weights, window, row)
+        return project_by_shift(indices, weights, window, missing, row);
     }
+    let value = project_flat(indices, weights, window, row);
+    if value.is_nan() && missing == MissingCells::RescaledPresent {
+        // A response read a missing cell: the rule needs each shift's cells.
+        return project_by_shift(indices, weights, window, missing, row);
+    }
+    value
 }
 
 /// Without wrapping, a shift adds one offset to every index: the responses at
@@ -365,23 +392,35 @@ fn part_lanes<T: Feature>(
     sums
 }
 
-/// With wrapping axes, each shifted index is computed from its coordinates.
-fn project_wrapping<T: Feature>(
+/// Shift by shift, each shifted index computed from its coordinates (wrapping axes,
+/// or a row whose missing cells [`MissingCells::RescaledPresent`] rescales).
+fn project_by_shift<T: Feature>(
     indices: &[u32],
     weights: &[f32],
     window: &Window,
+    missing: MissingCells,
     row: &[T],
 ) -> f32 {
     let mut best = start(window.reduce);
+    let mut seen = false;
     window.for_each_shift(|shift| {
+        let cell = |index: u32| {
+            let shifted = window.shifted(index, shift).expect("a checked window");
+            row[shifted as usize].to_f32()
+        };
         let mut sum = 0.0f32;
         for (&index, &weight) in indices.iter().zip(weights) {
-            let shifted = window.shifted(index, shift).expect("a checked window");
-            sum += weight * row[shifted as usize].to_f32();
+            sum += weight * cell(index);
         }
-        best = fold(window.reduce, best, sum);
+        let terms = indices.iter().zip(weights);
+        let sum = missing.resolve(sum, terms.map(|(&i, &w)| (w, cell(i))));
+        best = fold_by_rule(window.reduce, missing, best, sum, &mut seen);
     });
-    best
+    if seen {
+        best
+    } else {
+        f32::NAN
+    }
 }
 
 #[cfg(test)]
@@ -452,29 +491,37 @@ mod tests {
             let reduce = if min { Reduce::Min } else { Reduce::Max };
             let window = window_for(&shape, &wrap, &indices, &picks, reduce);
             prop_assert!(window.check(&indices, n_features).is_ok());
-            // Brute force: every shifted copy as a plain atom, in the base atom's order.
-            let mut responses = Vec::new();
-            window.for_each_shift(|shift| {
-                let shifted: Vec<u32> = indices.iter().map(|&i| window.shifted(i, shift).unwrap()).collect();
-                let atom = Atom { indices: &shifted, weights: &weights, window: None };
-                responses.push(atom.project(&row));
-            });
-            prop_assert_eq!(responses.len(), window.n_shifts());
-            let pooled = project_pooled(&indices, &weights, &window, &row);
-            if !window.shifts_wrap() {
-                // The portable lanes, which a processor with AVX2 does not run.
-                let portable = project_flat_lanes(&indices, &weights, &window, &row);
-                prop_assert_eq!(portable.to_bits(), pooled.to_bits());
-            }
-            if responses.iter().any(|r| r.is_nan()) {
-                prop_assert!(pooled.is_nan());
-            } else {
-                let expected = match reduce {
-                    Reduce::Max => responses.iter().cloned().fold(f32::NEG_INFINITY, f32::max),
-                    Reduce::Min => responses.iter().cloned().fold(f32::INFINITY, f32::min),
-                };
-                prop_assert_eq!(pooled, expected);
-                prop_assert!(responses.contains(&pooled));
+            for rule in [MissingCells::AnyCellMissing, MissingCells::RescaledPresent] {
+                // Brute force: every shifted copy as a plain atom, in the base atom's
+                // order.
+                let mut responses = Vec::new();
+                window.for_each_shift(|shift| {
+                    let shifted: Vec<u32> = indices.iter().map(|&i| window.shifted(i, shift).unwrap()).collect();
+                    let atom = Atom { indices: &shifted, weights: &weights, window: None, missing: rule };
+                    responses.push(atom.project(&row));
+                });
+                prop_assert_eq!(responses.len(), window.n_shifts());
+                let pooled = project_pooled(&indices, &weights, &window, rule, &row);
+                if !window.shifts_wrap() && rule == MissingCells::AnyCellMissing {
+                    // The portable lanes, which a processor with AVX2 does not run.
+                    let portable = project_flat_lanes(&indices, &weights, &window, &row);
+                    prop_assert_eq!(portable.to_bits(), pooled.to_bits());
+                }
+                // The old rule: one missing response makes the pooled value missing;
+                // the new one skips missing responses.
+                if rule == MissingCells::RescaledPresent {
+                    responses.retain(|r| !r.is_nan());
+                }
+                if responses.is_empty() || responses.iter().any(|r| r.is_nan()) {
+                    prop_assert!(pooled.is_nan());
+                } else {
+                    let expected = match reduce {
+                        Reduce::Max => responses.iter().cloned().fold(f32::NEG_INFINITY, f32::max),
+                        Reduce::Min => responses.iter().cloned().fold(f32::INFINITY, f32::min),
+                    };
+                    prop_assert_eq!(pooled, expected);
+                    prop_assert!(responses.contains(&pooled));
+                }
             }
         }
     }
@@ -501,6 +548,15 @@ mod tests {
         let expected = (0..150)
             .map(|s| row[3 + s] - 2.0 * row[7 + s] + row[10 + s])
             .fold(f32::NEG_INFINITY, f32::max);
-        assert_eq!(project_pooled(&indices, &weights, &window, &row), expected);
+        assert_eq!(
+            project_pooled(
+                &indices,
+                &weights,
+                &window,
+                MissingCells::RescaledPresent,
+                &row
+            ),
+            expected
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! The saved format of a boosted model: the crate's framing (magic bytes `MOGB`,
 //! version, postcard body, CRC-32) around the model, read strictly and validated.
 //!
-//! Version 2 added pooled splits (`Node::SplitPooled` and the trees' windows);
-//! version 1 models read through a frozen copy of their layout.
+//! Version 2 added pooled splits (`Node::SplitPooled` and the trees' windows),
+//! version 3 each tree's rule on missing cells
+//! ([`MissingCells`](crate::atoms::MissingCells)); version 1 and 2 models read through
+//! frozen copies of their layouts, their trees keeping the rule they were grown with.
 
 use serde::Deserialize;
 
@@ -10,10 +12,10 @@ use super::loss::Loss;
 use super::model::Booster;
 use crate::error::Result;
 use crate::runtime::frame::{damaged, decode_exact, Framing};
-use crate::tree::{Task, TreeV3};
+use crate::tree::{Task, Tree, TreeV3, TreeV4};
 
 /// Version of the saved layout of boosted models; bumped whenever it changes.
-pub const BOOSTER_FORMAT_VERSION: u16 = 2;
+pub const BOOSTER_FORMAT_VERSION: u16 = 3;
 
 const BOOSTER_FRAMING: Framing = Framing {
     magic: *b"MOGB",
@@ -22,24 +24,25 @@ const BOOSTER_FRAMING: Framing = Framing {
     first_checksummed: 1,
 };
 
-/// A version 1 model: its trees had no windows. This definition must never change.
+/// A version 1 or 2 model, whose trees are `TreeV3` or `TreeV4`. These definitions
+/// must never change.
 #[derive(Deserialize)]
-struct BoosterV1 {
+struct BoosterOf<OldTree> {
     n_features: usize,
     loss: Loss,
     baseline: Vec<f64>,
-    trees: Vec<TreeV3>,
+    trees: Vec<OldTree>,
     train_loss: Vec<f64>,
     validation_loss: Vec<f64>,
 }
 
-impl BoosterV1 {
-    fn into_current(self) -> Booster {
+impl<OldTree> BoosterOf<OldTree> {
+    fn into_current(self, tree: impl Fn(OldTree) -> Tree) -> Booster {
         Booster {
             n_features: self.n_features,
             loss: self.loss,
             baseline: self.baseline,
-            trees: self.trees.into_iter().map(TreeV3::into_current).collect(),
+            trees: self.trees.into_iter().map(tree).collect(),
             train_loss: self.train_loss,
             validation_loss: self.validation_loss,
             scoring: Default::default(),
@@ -60,7 +63,8 @@ impl Booster {
     pub fn from_bytes(bytes: &[u8]) -> Result<Booster> {
         let (version, body) = BOOSTER_FRAMING.open(bytes)?;
         let model: Booster = match version {
-            1 => decode_exact::<BoosterV1>(body)?.into_current(),
+            1 => decode_exact::<BoosterOf<TreeV3>>(body)?.into_current(TreeV3::into_current),
+            2 => decode_exact::<BoosterOf<TreeV4>>(body)?.into_current(TreeV4::into_current),
             _ => decode_exact(body)?,
         };
         let n_outputs = model.loss.n_outputs();

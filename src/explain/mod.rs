@@ -25,6 +25,9 @@
 //!   each share has the sign of the atom's value, and no share blows up when terms
 //!   cancel (sharing by the signed `w_j x_j / Σ w_k x_k` would, near a projection of 0);
 //! - where every term is 0, in proportion to `|w_j|`;
+//! - where some features are missing and the projection is the rescaled sum of the
+//!   present ones ([`MissingCells`](crate::atoms::MissingCells)), among the present
+//!   features as above;
 //! - where the projection is missing, equally among the atom's missing features: they
 //!   are what sent the row to the learned side;
 //! - for a pooled atom, among the features of the shift that gave the pooled value

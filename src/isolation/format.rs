@@ -1,13 +1,19 @@
 //! The saved format of an isolation forest: the crate's framing (magic bytes `MOIF`,
 //! version, postcard body, CRC-32) around the model, read strictly and validated.
+//!
+//! Version 2 added each tree's rule on missing cells
+//! ([`MissingCells`](crate::atoms::MissingCells)); version 1 models read through a
+//! frozen copy of their layout, their trees keeping the rule they were grown with.
+
+use serde::Deserialize;
 
 use super::IsolationForest;
 use crate::error::Result;
 use crate::runtime::frame::{damaged, decode_exact, Framing};
-use crate::tree::{Leaves, Node, Task};
+use crate::tree::{Leaves, Node, Task, TreeV4};
 
 /// Version of the saved layout of isolation forests; bumped whenever it changes.
-pub const ISOLATION_FORMAT_VERSION: u16 = 1;
+pub const ISOLATION_FORMAT_VERSION: u16 = 2;
 
 const ISOLATION_FRAMING: Framing = Framing {
     magic: *b"MOIF",
@@ -15,6 +21,14 @@ const ISOLATION_FRAMING: Framing = Framing {
     current: ISOLATION_FORMAT_VERSION,
     first_checksummed: 1,
 };
+
+/// A version 1 model. This definition must never change.
+#[derive(Deserialize)]
+struct IsolationForestV1 {
+    n_features: usize,
+    max_samples: usize,
+    trees: Vec<TreeV4>,
+}
 
 impl IsolationForest {
     /// The model as compact versioned bytes, for [`IsolationForest::from_bytes`].
@@ -27,8 +41,19 @@ impl IsolationForest {
     /// either load as a model that scores safely or give
     /// [`MorfError::Deserialize`](crate::MorfError).
     pub fn from_bytes(bytes: &[u8]) -> Result<IsolationForest> {
-        let (_, body) = ISOLATION_FRAMING.open(bytes)?;
-        let model: IsolationForest = decode_exact(body)?;
+        let (version, body) = ISOLATION_FRAMING.open(bytes)?;
+        let model: IsolationForest = match version {
+            1 => {
+                let saved: IsolationForestV1 = decode_exact(body)?;
+                IsolationForest {
+                    n_features: saved.n_features,
+                    max_samples: saved.max_samples,
+                    trees: saved.trees.into_iter().map(TreeV4::into_current).collect(),
+                    scoring: Default::default(),
+                }
+            }
+            _ => decode_exact(body)?,
+        };
         if model.n_features == 0 || model.max_samples == 0 || model.trees.is_empty() {
             return Err(damaged("inconsistent isolation forest"));
         }

@@ -81,8 +81,9 @@ impl Default for IsolationParams {
 /// held), `psi` the rows each tree grew on. Scores near 1 are anomalies, scores well
 /// under 0.5 ordinary rows.
 ///
-/// A row whose projection at a split is missing (it touches a NaN) follows the
-/// larger child, the one more of the tree's training rows went to: it is scored as an
+/// A projection touching missing values (NaN) sums the present ones, rescaled
+/// ([`MissingCells`](crate::atoms::MissingCells)); a row whose projection at a split
+/// is missing (every cell of the atom is) follows the larger child, the one more of the tree's training rows went to: it is scored as an
 /// ordinary row would be there, the rule scikit-learn's trees apply to splits that
 /// saw no missing value.
 ///

@@ -45,7 +45,8 @@ pub(super) fn tree_arrays_at<'py>(
 /// -1: minimum, 0: not pooled) with `pool_shift_low` and `pool_shift_high` (n_nodes,
 /// `n_axes`: the window's shifts per image axis; 0 where not pooled) and `pool_wrap`
 /// (alike: whether the axis wraps), and `prior` (width: the mean target of a value
-/// tree's sample, what a forest predicts where no tree votes; 0 for class trees).
+/// tree's sample, what a forest predicts where no tree votes; 0 for class trees),
+/// and `rescales_missing_cells` (the tree's rule on missing cells, `MissingCells`).
 fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bound<'py, PyDict>> {
     let n_axes = n_axes.clamp(1, MAX_POOL_AXES);
     let nodes = tree.nodes();
@@ -172,5 +173,7 @@ fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bou
         Leaves::Classes { .. } => vec![0.0; width],
     };
     dict.set_item("prior", prior.into_pyarray(py))?;
+    let rescales = tree.missing_cells() == crate::atoms::MissingCells::RescaledPresent;
+    dict.set_item("rescales_missing_cells", rescales)?;
     Ok(dict)
 }

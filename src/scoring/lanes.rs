@@ -1,8 +1,10 @@
 //! Which rows of a block go left at a split: the split's atom projects all the
 //! block's rows together, side by side in vector lanes, each row's sum taken term by
 //! term from 0 as `Atom::project` takes it, so that every vector width gives the
-//! values (and the sides) a walk of the tree row by row gives.
+//! values (and the sides) a walk of the tree row by row gives. Rows whose sum is
+//! missing are projected again by the tree's rule on missing cells, one by one.
 
+use crate::atoms::{rescaled_present_sum, MissingCells};
 use crate::tree::goes_left;
 
 /// The rows of a block, one bit each.
@@ -27,7 +29,9 @@ pub(crate) fn has_avx2() -> bool {
 }
 
 /// [`left_rows`] in the widest vectors the processor has (`avx2`: whether it has
-/// AVX2, as [`has_avx2`] says).
+/// AVX2, as [`has_avx2`] says), rows whose sum is missing then sent by `missing`'s
+/// projection.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn left_rows_fastest(
     block: &[f32],
@@ -36,20 +40,42 @@ pub(crate) fn left_rows_fastest(
     weights: &[f32],
     threshold: f32,
     missing_left: bool,
+    missing: MissingCells,
     rows: Mask,
 ) -> Mask {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: the processor has AVX2.
-        return unsafe { left_rows_avx2(block, columns, weights, threshold, missing_left, rows) };
+    let (mut left, missing_sums) = 'sides: {
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the processor has AVX2.
+            break 'sides unsafe {
+                left_rows_avx2(block, columns, weights, threshold, missing_left, rows)
+            };
+        }
+        let _ = avx2;
+        left_rows(block, columns, weights, threshold, missing_left, rows)
+    };
+    let mut pending = missing_sums & rows;
+    if missing == MissingCells::RescaledPresent {
+        while pending != 0 {
+            let r = pending.trailing_zeros() as usize;
+            let terms = weights.iter().zip(columns);
+            let value =
+                rescaled_present_sum(terms.map(|(&w, &c)| (w, block[c as usize * BLOCK + r])));
+            let bit: Mask = 1 << r;
+            left = if goes_left(value, threshold, missing_left) {
+                left | bit
+            } else {
+                left & !bit
+            };
+            pending &= pending - 1;
+        }
     }
-    let _ = avx2;
-    left_rows(block, columns, weights, threshold, missing_left, rows)
+    left
 }
 
 /// The rows among `rows` whose projection on the terms (`columns` of the block,
-/// `weights`) goes left of `threshold` (as [`goes_left`] says); other bits are
-/// unspecified.
+/// `weights`) goes left of `threshold` (as [`goes_left`] says), and those whose
+/// projection is missing (NaN); other bits are unspecified.
 #[inline]
 fn left_rows(
     block: &[f32],
@@ -58,8 +84,9 @@ fn left_rows(
     threshold: f32,
     missing_left: bool,
     rows: Mask,
-) -> Mask {
+) -> (Mask, Mask) {
     let mut left: Mask = 0;
+    let mut missing: Mask = 0;
     for group in 0..BLOCK / LANES {
         let shift = group * LANES;
         if (rows >> shift) & LANE_BITS == 0 {
@@ -82,8 +109,9 @@ fn left_rows(
             lane_bits(&sums, |sum| goes_left(sum, threshold, false))
         };
         left |= Mask::from(bits) << shift;
+        missing |= Mask::from(lane_bits(&sums, f32::is_nan)) << shift;
     }
-    left
+    (left, missing)
 }
 
 /// One bit per lane: whether `goes_left` holds for its sum.
@@ -108,10 +136,11 @@ fn left_rows_avx2(
     threshold: f32,
     missing_left: bool,
     rows: Mask,
-) -> Mask {
+) -> (Mask, Mask) {
     use std::arch::x86_64::*;
     const VECTOR: usize = 8;
     let mut left: Mask = 0;
+    let mut missing: Mask = 0;
     for group in 0..BLOCK / LANES {
         let shift = group * LANES;
         if (rows >> shift) & LANE_BITS == 0 {
@@ -129,6 +158,7 @@ fn left_rows_avx2(
         }
         let threshold = _mm256_set1_ps(threshold);
         let mut bits = 0u32;
+        let mut missing_bits = 0u32;
         for (k, &sum) in sums.iter().enumerate() {
             // `goes_left`: not above the threshold, NaN included, when missing
             // projections go left; at most the threshold, NaN excluded, otherwise.
@@ -138,10 +168,13 @@ fn left_rows_avx2(
                 _mm256_cmp_ps::<_CMP_LE_OQ>(sum, threshold)
             };
             bits |= (_mm256_movemask_ps(goes) as u32) << (k * VECTOR);
+            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum);
+            missing_bits |= (_mm256_movemask_ps(nan) as u32) << (k * VECTOR);
         }
         left |= Mask::from(bits) << shift;
+        missing |= Mask::from(missing_bits) << shift;
     }
-    left
+    (left, missing)
 }
 
 #[cfg(test)]
@@ -151,13 +184,14 @@ mod tests {
     use super::*;
 
     /// The rows of `rows` that go left, each row's projection summed term by term
-    /// as `Atom::project` does.
+    /// as `Atom::project` does, missing cells treated by `missing`.
     fn walked_left_rows(
         block: &[f32],
         columns: &[u32],
         weights: &[f32],
         threshold: f32,
         missing_left: bool,
+        missing: MissingCells,
         rows: Mask,
     ) -> Mask {
         (0..BLOCK)
@@ -167,6 +201,11 @@ mod tests {
                 for (&column, &weight) in columns.iter().zip(weights) {
                     sum += weight * block[column as usize * BLOCK + r];
                 }
+                let terms = weights.iter().zip(columns);
+                let sum = missing.resolve(
+                    sum,
+                    terms.map(|(&w, &c)| (w, block[c as usize * BLOCK + r])),
+                );
                 goes_left(sum, threshold, missing_left)
             })
             .fold(0, |left, r| left | 1 << r)
@@ -187,13 +226,17 @@ mod tests {
             let columns: Vec<u32> = terms.iter().map(|&(c, _)| c).collect();
             let weights: Vec<f32> = terms.iter().map(|&(_, w)| f32::from(w) * 0.5).collect();
             let threshold = f32::from(threshold) * 0.5;
-            let walked = walked_left_rows(&block, &columns, &weights, threshold, missing_left, rows);
-            let portable = left_rows(&block, &columns, &weights, threshold, missing_left, rows);
-            prop_assert_eq!(portable & rows, walked);
-            let fastest = left_rows_fastest(
-                &block, has_avx2(), &columns, &weights, threshold, missing_left, rows,
-            );
-            prop_assert_eq!(fastest & rows, walked);
+            for missing in [MissingCells::AnyCellMissing, MissingCells::RescaledPresent] {
+                let walked = walked_left_rows(
+                    &block, &columns, &weights, threshold, missing_left, missing, rows,
+                );
+                for avx2 in [false, has_avx2()] {
+                    let fastest = left_rows_fastest(
+                        &block, avx2, &columns, &weights, threshold, missing_left, missing, rows,
+                    );
+                    prop_assert_eq!(fastest & rows, walked);
+                }
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! so that a block of rows transposes no other feature.
 
 use super::lanes::BLOCK;
-use crate::atoms::{project_pooled, Window};
+use crate::atoms::{project_pooled, MissingCells, Window};
 use crate::data::Feature;
 use crate::runtime::rows::SCORE_CHUNK;
 use crate::tree::{Node, Tree};
@@ -20,6 +20,8 @@ pub(crate) enum ScoringNode {
         terms_start: u32,
         terms_len: u32,
         missing_left: bool,
+        /// The tree's rule on missing cells.
+        missing: MissingCells,
     },
     /// A split on `weight * x[feature]`: a random forest's, without the dependent
     /// reads of a term list, in as few bytes as a walk row by row needs.
@@ -50,13 +52,20 @@ pub(crate) struct PooledAtom {
     indices: Vec<u32>,
     weights: Vec<f32>,
     window: Window,
+    missing: MissingCells,
 }
 
 impl PooledAtom {
     /// The pooled value of `row`, as training computed it.
     #[inline]
     pub(super) fn project<T: Feature>(&self, row: &[T]) -> f32 {
-        project_pooled(&self.indices, &self.weights, &self.window, row)
+        project_pooled(
+            &self.indices,
+            &self.weights,
+            &self.window,
+            self.missing,
+            row,
+        )
     }
 }
 
@@ -170,6 +179,7 @@ impl ScoringTrees {
                                     indices: indices.to_vec(),
                                     weights: weights.to_vec(),
                                     window: *window,
+                                    missing: atom.missing,
                                 });
                                 ScoringNode::SplitPooled {
                                     right,
@@ -197,6 +207,7 @@ impl ScoringTrees {
                                     terms_start,
                                     terms_len: indices.len() as u32,
                                     missing_left,
+                                    missing: atom.missing,
                                 }
                             }
                         }

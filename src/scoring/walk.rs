@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::lanes::{has_avx2, left_rows_fastest, Mask, BLOCK};
 use super::layout::{PooledAtom, ScoringNode, ScoringTrees, Walk};
+use crate::atoms::MissingCells;
 use crate::data::{Feature, Rows};
 use crate::runtime::control::is_cancelled;
 use crate::tree::goes_left;
@@ -199,67 +200,71 @@ impl Block {
         self.stack.push((0, all));
         self.lone.clear();
         while let Some((id, rows)) = self.stack.pop() {
-            let (right, threshold, terms, weights, missing_left) = match &nodes[id as usize] {
-                &ScoringNode::Leaf { slot } => {
-                    visit(LeafRows {
-                        tree: t,
-                        node: id,
-                        slot,
-                        first_row,
-                        rows,
-                    });
-                    continue;
-                }
-                _ if rows.count_ones() <= FEWEST_MASKED_ROWS => {
-                    let mut rows = rows;
-                    while rows != 0 {
-                        self.lone.push((id, rows.trailing_zeros()));
-                        rows &= rows - 1;
+            let (right, threshold, terms, weights, missing_left, missing) =
+                match &nodes[id as usize] {
+                    &ScoringNode::Leaf { slot } => {
+                        visit(LeafRows {
+                            tree: t,
+                            node: id,
+                            slot,
+                            first_row,
+                            rows,
+                        });
+                        continue;
                     }
-                    continue;
-                }
-                &ScoringNode::SplitPooled {
-                    right,
-                    threshold,
-                    pooled,
-                    missing_left,
-                } => {
-                    let atom = &layout.pooled[pooled as usize];
-                    let mut left: Mask = 0;
-                    let mut pending = rows;
-                    while pending != 0 {
-                        let r = pending.trailing_zeros() as usize;
-                        let value = atom.project(rows_of_x.row(first_row + r));
-                        left |= Mask::from(goes_left(value, threshold, missing_left)) << r;
-                        pending &= pending - 1;
+                    _ if rows.count_ones() <= FEWEST_MASKED_ROWS => {
+                        let mut rows = rows;
+                        while rows != 0 {
+                            self.lone.push((id, rows.trailing_zeros()));
+                            rows &= rows - 1;
+                        }
+                        continue;
                     }
-                    push_children(&mut self.stack, id, right, rows, left);
-                    continue;
-                }
-                &ScoringNode::Split {
-                    right,
-                    threshold,
-                    terms_start,
-                    terms_len,
-                    missing_left,
-                } => {
-                    let (terms, weights) = layout.terms(terms_start, terms_len);
-                    (right, threshold, terms, weights, missing_left)
-                }
-                ScoringNode::SplitOnFeature {
-                    right,
-                    threshold,
-                    feature,
-                    weight,
-                    missing_left,
-                } => (
-                    *right,
-                    *threshold,
-                    std::slice::from_ref(&layout.column_of[*feature as usize]),
-                    std::slice::from_ref(weight),
-                    *missing_left,
-                ),
-            };
+                    &ScoringNode::SplitPooled {
+                        right,
+                        threshold,
+                        pooled,
+                        missing_left,
+                    } => {
+                        let atom = &layout.pooled[pooled as usize];
+                        let mut left: Mask = 0;
+                        let mut pending = rows;
+                        while pending != 0 {
+                            let r = pending.trailing_zeros() as usize;
+                            let value = atom.project(rows_of_x.row(first_row + r));
+                            left |= Mask::from(goes_left(value, threshold, missing_left)) << r;
+                            pending &= pending - 1;
+                        }
+                        push_children(&mut self.stack, id, right, rows, left);
+                        continue;
+                    }
+                    &ScoringNode::Split {
+                        right,
+                        threshold,
+                        terms_start,
+                        terms_len,
+                        missing_left,
+                        missing,
+                    } => {
+                        let (terms, weights) = layout.terms(terms_start, terms_len);
+                        (right, threshold, terms, weights, missing_left, missing)
+                    }
+                    ScoringNode::SplitOnFeature {
+                        right,
+                        threshold,
+                        feature,
+                        weight,
+                        missing_left,
+                    } => (
+                        *right,
+                        *threshold,
+                        std::slice::from_ref(&layout.column_of[*feature as usize]),
+                        std::slice::from_ref(weight),
+                        *missing_left,
+                        // One cell: missing under either rule.
+                        MissingCells::AnyCellMissing,
+                    ),
+                };
             let left = left_rows_fastest(
                 columns,
                 self.avx2,
@@ -267,6 +272,7 @@ impl Block {
                 weights,
                 threshold,
                 missing_left,
+                missing,
                 rows,
             );
             push_children(&mut self.stack, id, right, rows, left);
@@ -428,6 +434,7 @@ fn walk_lanes<V: LaneValues>(
                     terms_start,
                     terms_len,
                     missing_left,
+                    missing,
                 } => {
                     let (terms, weights) = layout.terms(terms_start, terms_len);
                     // Term by term from 0, as `Atom::project` sums.
@@ -435,6 +442,8 @@ fn walk_lanes<V: LaneValues>(
                     for (&column, &weight) in terms.iter().zip(weights) {
                         sum += weight * values.term(row, column);
                     }
+                    let terms = weights.iter().zip(terms);
+                    let sum = missing.resolve(sum, terms.map(|(&w, &c)| (w, values.term(row, c))));
                     (sum, threshold, right, missing_left)
                 }
                 ScoringNode::SplitPooled {

@@ -9,9 +9,11 @@
 //! the shifts one compare per sample, all of which the compiler vectorises. Every
 //! sample's responses are summed term by term from 0.0 in the base atom's order, as
 //! [`Atom::project`] sums them, and reduced to their maximum or minimum (missing if
-//! one is), which no order of the shifts changes: the values are the same bit for bit.
+//! one is), which no order of the shifts changes: the values are the same bit for bit
+//! as under [`MissingCells::AnyCellMissing`](crate::atoms::MissingCells). Under
+//! the rescaling rule the projector recomputes the values that came out missing.
 
-use crate::atoms::{fold, start, Atom, AtomSet, Reduce};
+use crate::atoms::{fold, start, Atom, AtomSet, MissingCells, Reduce};
 use crate::data::{Feature, Rows};
 use crate::scoring::has_avx2;
 
@@ -248,7 +250,8 @@ fn reduce_lanes<const MAX: bool>(
     best
 }
 
-/// Writes atom `a`'s value for each sample, one row at a time.
+/// Writes atom `a`'s value for each sample, one row at a time, under the rule of any
+/// missing cell as the block does.
 fn project_each<T: Feature>(
     rows: &Rows<'_, T>,
     row_of: &[u32],
@@ -258,6 +261,10 @@ fn project_each<T: Feature>(
     out: &mut [f32],
 ) {
     let n = samples.len();
+    let atom = Atom {
+        missing: MissingCells::AnyCellMissing,
+        ..atom
+    };
     for (value, &sample) in out[a * n..(a + 1) * n].iter_mut().zip(samples) {
         *value = atom.project(rows.row(row_of[sample as usize] as usize));
     }
@@ -319,7 +326,8 @@ mod tests {
         out.push_pooled(plain.get(0), window);
     }
 
-    /// Checks every pooled atom's value against [`Atom::project`], bit for bit.
+    /// Checks every pooled atom's value against [`Atom::project`] under the rule of
+    /// any missing cell, bit for bit.
     fn check_against_atoms<T: Feature>(rows: &Rows<'_, T>, samples: &[u32], atoms: &AtomSet) {
         let row_of: Vec<u32> = (0..rows.n_samples as u32).rev().collect();
         let n = samples.len();
@@ -330,7 +338,11 @@ mod tests {
             let atom = atoms.get(a);
             for (i, &sample) in samples.iter().enumerate() {
                 let expected = match atom.window {
-                    Some(_) => atom.project(rows.row(row_of[sample as usize] as usize)),
+                    Some(_) => Atom {
+                        missing: MissingCells::AnyCellMissing,
+                        ..atom
+                    }
+                    .project(rows.row(row_of[sample as usize] as usize)),
                     None => untouched,
                 };
                 assert_eq!(out[a * n + i].to_bits(), expected.to_bits(), "atom {a}");

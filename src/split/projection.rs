@@ -1,5 +1,5 @@
 use super::pooled_columns::PooledColumns;
-use crate::atoms::{Atom, AtomSet};
+use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
@@ -108,6 +108,7 @@ impl NodeProjector {
             self.line_features.clear();
             self.project_rows(rows, row_of, samples, atoms, out);
             self.pooled.project(rows, row_of, samples, atoms, out);
+            Self::rescale_missing(rows, row_of, samples, atoms, out);
             return;
         }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
@@ -119,6 +120,43 @@ impl NodeProjector {
             self.project_rows(rows, row_of, samples, atoms, out);
         }
         self.pooled.project(rows, row_of, samples, atoms, out);
+        Self::rescale_missing(rows, row_of, samples, atoms, out);
+    }
+
+    /// Replaces the missing projections the paths above summed (one missing cell makes
+    /// a plain sum, and so a pooled reduction, NaN) by the value of
+    /// [`MissingCells::RescaledPresent`], as `Atom::project` resolves it. Complete rows
+    /// are never read again, so their values stay the plain sums bit for bit.
+    fn rescale_missing<T: Feature>(
+        rows: &Rows<'_, T>,
+        row_of: &[u32],
+        samples: &[u32],
+        atoms: &AtomSet,
+        out: &mut [f32],
+    ) {
+        if T::MAX_WHOLE.is_some() {
+            return; // whole-valued X (bytes) has no missing cells
+        }
+        let n = samples.len();
+        for a in 0..atoms.len() {
+            let atom = atoms.get(a);
+            // A plain atom of one cell is missing under either rule.
+            if atom.missing == MissingCells::AnyCellMissing
+                || (atom.window.is_none() && atom.indices.len() < 2)
+            {
+                continue;
+            }
+            for (value, &sample) in out[a * n..(a + 1) * n].iter_mut().zip(samples) {
+                if value.is_nan() {
+                    let row = rows.row(row_of[sample as usize] as usize);
+                    *value = if atom.window.is_some() {
+                        atom.project(row)
+                    } else {
+                        rescaled_present_sum(atom.terms(row))
+                    };
+                }
+            }
+        }
     }
 
     /// A few samples at a time, each atom reads their rows term by term: the samples'
@@ -359,10 +397,17 @@ mod tests {
             n_features in 1usize..40,
             n_atoms in 1usize..30,
             terms in 1usize..12,
+            missing_in_ten in prop::sample::select(vec![0usize, 1, 5]),
             seed in any::<u64>(),
         ) {
             let mut rng = crate::rng::Rng::new(seed, 0);
-            let x = ndarray::Array2::from_shape_fn((n + 5, n_features), |_| rng.unit() as f32 * 8.0 - 4.0);
+            let x = ndarray::Array2::from_shape_fn((n + 5, n_features), |_| {
+                if rng.below(10) < missing_in_ten {
+                    f32::NAN
+                } else {
+                    rng.unit() as f32 * 8.0 - 4.0
+                }
+            });
             let rows = Rows::from_view(x.view()).unwrap();
             let row_of: Vec<u32> = (0..n as u32 + 5).rev().collect();
             let samples: Vec<u32> = (0..n as u32).map(|i| (i * 7) % (n as u32 + 5)).collect();
@@ -397,9 +442,74 @@ mod tests {
             let mut out = Vec::new();
             NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
             for a in 0..atoms.len() {
+                let atom = atoms.get(a);
                 for (i, &sample) in samples.iter().enumerate() {
-                    let expected = atoms.get(a).project(rows.row(row_of[sample as usize] as usize));
+                    let row = rows.row(row_of[sample as usize] as usize);
+                    let expected = atom.project(row);
                     prop_assert_eq!(out[a * n + i].to_bits(), expected.to_bits());
+                    if atom.window.is_none() {
+                        prop_assert_eq!(
+                            out[a * n + i].to_bits(),
+                            rescaled_present(atom.indices, atom.weights, row).to_bits()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rule of [`MissingCells::RescaledPresent`] written out: the present terms
+    /// summed in order, times the whole weight over the present weight when a cell
+    /// is missing; missing when every cell is.
+    fn rescaled_present(indices: &[u32], weights: &[f32], row: &[f32]) -> f32 {
+        let (mut sum, mut present, mut whole) = (0.0f32, 0.0f32, 0.0f32);
+        for (&index, &weight) in indices.iter().zip(weights) {
+            let cell = row[index as usize];
+            whole += weight.abs();
+            if !cell.is_nan() {
+                sum += weight * cell;
+                present += weight.abs();
+            }
+        }
+        match present {
+            0.0 => f32::NAN,
+            _ if present == whole => sum,
+            _ => sum * (whole / present),
+        }
+    }
+
+    #[test]
+    fn a_patch_with_missing_cells_projects_to_its_rescaled_present_sum() {
+        // Rows of 4 cells; the atom reads cells 0, 1 and 3 with unit weights.
+        let nan = f32::NAN;
+        let x = ndarray::array![
+            [1.0, 2.0, 7.0, 3.0],
+            [1.0, nan, 7.0, 3.0],
+            [nan, nan, 7.0, nan],
+            [nan, nan, 7.0, 5.0]
+        ];
+        let rows = Rows::from_view(x.view()).unwrap();
+        let row_of: Vec<u32> = (0..4).collect();
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        atoms.push_unit(&mut [0, 1, 3]);
+        // A few samples take the atom's own projection, many the vectorised paths
+        // (rows, and columns when the terms outnumber the features).
+        for (n, atom_copies) in [(4, 1), (40, 1), (40, 8)] {
+            let samples: Vec<u32> = (0..n).map(|i| i % 4).collect();
+            while atoms.len() < atom_copies {
+                atoms.push_unit(&mut [0, 1, 3]);
+            }
+            let mut out = Vec::new();
+            NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
+            for values in out.chunks(n as usize) {
+                for (value, &sample) in values.iter().zip(&samples) {
+                    match sample {
+                        0 => assert_eq!(*value, 6.0),
+                        1 => assert_eq!(*value, 4.0 * 1.5),
+                        2 => assert!(value.is_nan()),
+                        _ => assert_eq!(*value, 15.0),
+                    }
                 }
             }
         }

@@ -4,7 +4,7 @@
 use super::grow::Grower;
 use super::layout::{lay_out, GrownSplit, GrownTree};
 use super::{Leaves, Tree};
-use crate::atoms::{Atom, Window};
+use crate::atoms::{Atom, MissingCells, Window};
 use crate::data::Feature;
 use crate::split::SplitCriterion;
 
@@ -110,6 +110,7 @@ impl<C: SplitCriterion, T: Feature> GrownTree for Growth<'_, '_, C, T> {
                 indices: &grower.atom_indices[atom.clone()],
                 weights: &grower.atom_weights[atom],
                 window: split.window.as_ref(),
+                missing: MissingCells::RescaledPresent,
             },
             threshold: split.threshold,
             missing_left: split.missing_left,

@@ -63,6 +63,7 @@ pub(crate) fn lay_out(grown: &mut impl GrownTree, leaves: Leaves) -> Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atoms::MissingCells;
 
     /// Grown best first: the root's right child (2) was grown before its left
     /// child's children (3, 4).
@@ -85,6 +86,7 @@ mod tests {
                     indices: std::slice::from_ref(&self.features[id]),
                     weights: std::slice::from_ref(&self.weights[id]),
                     window: None,
+                    missing: MissingCells::RescaledPresent,
                 },
                 threshold: 0.5 + id as f32,
                 missing_left: id == 1,

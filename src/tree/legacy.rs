@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use super::{Leaves, Node, Tree};
+use crate::atoms::{MissingCells, Window};
 
 /// A tree of forest version 3 and boosted version 1. Its nodes and leaves read as the
 /// current types: `Node::SplitPooled` came after every variant they held, and
@@ -32,6 +33,39 @@ impl TreeV3 {
             atom_weights: self.atom_weights,
             leaves: self.leaves,
             windows: Vec::new(),
+            missing_cells: MissingCells::AnyCellMissing,
+        }
+    }
+}
+
+/// A tree of forest version 4, boosted version 2 and isolation version 1: the
+/// current layout but for the rule on missing cells, which was
+/// [`MissingCells::AnyCellMissing`].
+#[derive(Deserialize)]
+pub(crate) struct TreeV4 {
+    nodes: Vec<Node>,
+    impurity_decreases: Vec<f32>,
+    node_samples: Vec<u32>,
+    node_weights: Vec<f32>,
+    atom_indices: Vec<u32>,
+    atom_weights: Vec<f32>,
+    leaves: Leaves,
+    windows: Vec<Window>,
+}
+
+impl TreeV4 {
+    /// The tree, scored with the rule it was grown with.
+    pub(crate) fn into_current(self) -> Tree {
+        Tree {
+            nodes: self.nodes,
+            impurity_decreases: self.impurity_decreases,
+            node_samples: self.node_samples,
+            node_weights: self.node_weights,
+            atom_indices: self.atom_indices,
+            atom_weights: self.atom_weights,
+            leaves: self.leaves,
+            windows: self.windows,
+            missing_cells: MissingCells::AnyCellMissing,
         }
     }
 }

@@ -18,13 +18,13 @@ pub use honest::HonestPrior;
 pub(crate) use importance::normalised;
 pub(crate) use layout::{lay_out, GrownSplit, GrownTree};
 pub use leaves::Leaves;
-pub(crate) use legacy::TreeV3;
+pub(crate) use legacy::{TreeV3, TreeV4};
 pub(crate) use limits::TreeLimits;
 pub use task::Task;
 
 use serde::{Deserialize, Serialize};
 
-use crate::atoms::{Atom, Window};
+use crate::atoms::{Atom, MissingCells, Window};
 use crate::data::Feature;
 
 /// One node, stored flat in depth-first order: a split's left child is the next node
@@ -144,6 +144,9 @@ pub struct Tree {
     pub(crate) leaves: Leaves,
     /// The windows of the pooled splits, in node order.
     pub(crate) windows: Vec<Window>,
+    /// What a split's projection is when some of its cells are missing: the rule the
+    /// tree was grown with, which scoring must follow.
+    pub(crate) missing_cells: MissingCells,
 }
 
 impl Tree {
@@ -158,6 +161,7 @@ impl Tree {
             atom_weights: Vec::new(),
             leaves,
             windows: Vec::new(),
+            missing_cells: MissingCells::RescaledPresent,
         }
     }
 
@@ -233,6 +237,11 @@ impl Tree {
         &self.node_weights
     }
 
+    /// What the tree's split projections are when some of their cells are missing.
+    pub fn missing_cells(&self) -> MissingCells {
+        self.missing_cells
+    }
+
     /// The atom a split node projects on.
     pub fn atom(&self, atom_start: u32, atom_len: u32) -> Atom<'_> {
         let range = atom_start as usize..atom_start as usize + atom_len as usize;
@@ -240,6 +249,7 @@ impl Tree {
             indices: &self.atom_indices[range.clone()],
             weights: &self.atom_weights[range],
             window: None,
+            missing: self.missing_cells,
         }
     }
 
@@ -259,6 +269,7 @@ impl Tree {
                 indices: std::slice::from_ref(feature),
                 weights: std::slice::from_ref(weight),
                 window: None,
+                missing: self.missing_cells,
             }),
             Node::SplitPooled {
                 atom_start,

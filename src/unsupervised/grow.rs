@@ -4,7 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::atoms::{Atom, AtomSampler, AtomSet, Window};
+use crate::atoms::{Atom, AtomSampler, AtomSet, MissingCells, Window};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
 use crate::runtime::control::is_cancelled;
@@ -208,6 +208,7 @@ impl<C, T: Clone> GrownTree for Grower<'_, C, T> {
                 indices: &self.atom_indices[range.clone()],
                 weights: &self.atom_weights[range],
                 window: split.window.as_ref(),
+                missing: MissingCells::RescaledPresent,
             },
             threshold: split.threshold,
             // No projection is missing in training; an unseen missing one goes the

@@ -145,7 +145,7 @@ def test_info_describes_the_model(saved):
     assert "image shape: (4, 4)" in lines
     assert "classes:     3: left, middle, right" in lines
     assert "trees:       5" in lines
-    assert any(line.endswith("(forest format 4)") for line in lines)
+    assert any(line.endswith("(forest format 5)") for line in lines)
 
 
 def _one_line_error(result):

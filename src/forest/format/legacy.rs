@@ -8,11 +8,12 @@
 
 use serde::Deserialize;
 
+use crate::atoms::MissingCells;
 use crate::error::Result;
 use crate::forest::Forest;
 use crate::runtime::frame::decode_exact;
 use crate::tree::Task;
-use crate::tree::{Leaves, Node, Tree, TreeV3};
+use crate::tree::{Leaves, Node, Tree, TreeV3, TreeV4};
 
 #[derive(Deserialize)]
 struct ForestV3 {
@@ -28,6 +29,23 @@ pub(super) fn read_v3(body: &[u8]) -> Result<Forest> {
         saved.n_features,
         saved.task,
         saved.trees.into_iter().map(TreeV3::into_current).collect(),
+    ))
+}
+
+#[derive(Deserialize)]
+struct ForestV4 {
+    n_features: usize,
+    task: Task,
+    trees: Vec<TreeV4>,
+}
+
+/// Reads the body of a version 4 forest.
+pub(super) fn read_v4(body: &[u8]) -> Result<Forest> {
+    let saved: ForestV4 = decode_exact(body)?;
+    Ok(Forest::from_trees(
+        saved.n_features,
+        saved.task,
+        saved.trees.into_iter().map(TreeV4::into_current).collect(),
     ))
 }
 
@@ -131,6 +149,7 @@ impl TreeV2 {
                 distributions: self.leaf_values,
             },
             windows: Vec::new(),
+            missing_cells: MissingCells::AnyCellMissing,
         }
     }
 }

@@ -3,8 +3,10 @@
 //!
 //! Version 4 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
 //! to 3 are read through frozen copies of their layouts ([`legacy`]). Version 4 added
-//! pooled splits (`Node::SplitPooled` and the trees' windows). Whatever the
-//! version, the forest is validated ([`Forest::validate`]) before it is returned.
+//! pooled splits (`Node::SplitPooled` and the trees' windows); version 5 each tree's
+//! rule on missing cells ([`MissingCells`](crate::atoms::MissingCells)), older trees
+//! keeping theirs. Whatever the version, the forest is validated
+//! ([`Forest::validate`]) before it is returned.
 
 mod legacy;
 mod validate;
@@ -14,7 +16,7 @@ use crate::error::Result;
 use crate::runtime::frame::{decode_exact, Framing};
 
 /// Version of the saved layout; bumped whenever it changes.
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
 
 /// How forests are framed: versions 1 and 2 had no checksum.
 const FOREST_FRAMING: Framing = Framing {
@@ -41,6 +43,7 @@ impl Forest {
         let forest = match version {
             1 | 2 => legacy::read_v2(body)?,
             3 => legacy::read_v3(body)?,
+            4 => legacy::read_v4(body)?,
             _ => decode_exact::<Forest>(body)?,
         };
         forest.validate()?;
