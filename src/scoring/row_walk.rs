@@ -109,7 +109,7 @@ impl ScoringTrees {
     /// one overlap with those of the others; a lane whose row reaches its leaf takes
     /// the next at once. Callers visit the leaves afterwards, so that what a visit
     /// reads does not stall the walks.
-    pub(super) fn leaves_of_rows<T: Feature>(
+    fn leaves_of_rows<T: Feature>(
         &self,
         t: usize,
         rows: &Rows<'_, T>,
