@@ -395,30 +395,28 @@ fn large_batches_score_the_same_in_parallel() {
 #[test]
 fn batch_scoring_finds_each_rows_own_leaf() {
     // Rows walk a tree in lanes that take the next row as soon as theirs reaches a
-    // leaf; leaves of very different depths make lanes finish out of step.
+    // leaf; leaves of very different depths make lanes finish out of step. Forests of
+    // single-feature splits are walked row by row, oblique ones as blocks.
     let (x, y) = one_informative_feature(400, 21);
-    let forest = Forest::fit(
-        &ForestParams {
+    let oblique = AtomKind::SparseOblique {
+        feature_combinations: 2.0,
+    };
+    for atoms in [AtomKind::AxisAligned, oblique] {
+        let params = ForestParams {
             n_estimators: 5,
-            atoms: AtomKind::SparseOblique {
-                feature_combinations: 2.0,
-            },
+            atoms,
             ..ForestParams::default()
-        },
-        x.view(),
-        &y,
-        2,
-        None,
-    )
-    .unwrap();
-    let (batch, _) = one_informative_feature(300, 22);
-    for n_rows in [1, 7, 8, 9, 129, 300] {
-        let rows = batch.slice(s![..n_rows, ..]);
-        let leaves = forest.apply(rows, &ScoreOptions::new()).unwrap();
-        for (t, tree) in forest.trees().iter().enumerate() {
-            for (i, row) in rows.rows().into_iter().enumerate() {
-                let row = row.to_vec();
-                assert_eq!(leaves[[i, t]] as usize, tree.leaf_of(&row), "{n_rows} rows");
+        };
+        let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+        let (batch, _) = one_informative_feature(1100, 22);
+        for n_rows in [1, 7, 8, 9, 17, 129, 300, 1100] {
+            let rows = batch.slice(s![..n_rows, ..]);
+            let leaves = forest.apply(rows, &ScoreOptions::new()).unwrap();
+            for (t, tree) in forest.trees().iter().enumerate() {
+                for (i, row) in rows.rows().into_iter().enumerate() {
+                    let row = row.to_vec();
+                    assert_eq!(leaves[[i, t]] as usize, tree.leaf_of(&row), "{n_rows} rows");
+                }
             }
         }
     }

@@ -147,12 +147,14 @@ fn left_rows_avx2(
             continue;
         }
         let mut sums = [_mm256_setzero_ps(); LANES / VECTOR];
-        for (&column, &weight) in columns.iter().zip(weights) {
-            let values = &block[column as usize * BLOCK + shift..][..LANES];
-            let weight = _mm256_set1_ps(weight);
-            for (sum, values) in sums.iter_mut().zip(values.chunks_exact(VECTOR)) {
-                // SAFETY: `values` holds the eight floats read.
-                let values = unsafe { _mm256_loadu_ps(values.as_ptr()) };
+        // Indices rather than iterator adapters: builds without cross-crate inlining
+        // (the tests' profile) would call the adapters in this innermost loop.
+        for term in 0..columns.len().min(weights.len()) {
+            let values = &block[columns[term] as usize * BLOCK + shift..][..LANES];
+            let weight = _mm256_set1_ps(weights[term]);
+            for (k, sum) in sums.iter_mut().enumerate() {
+                // SAFETY: `values` holds `LANES` floats, of which these eight.
+                let values = unsafe { _mm256_loadu_ps(values.as_ptr().add(k * VECTOR)) };
                 *sum = _mm256_add_ps(*sum, _mm256_mul_ps(weight, values));
             }
         }

@@ -3,6 +3,7 @@
 //! so that a block of rows transposes no other feature.
 
 use super::lanes::BLOCK;
+use super::row_walk::RowNode;
 use crate::atoms::{project_pooled, MissingCells, Window};
 use crate::data::Feature;
 use crate::runtime::rows::SCORE_CHUNK;
@@ -80,9 +81,9 @@ pub(crate) enum Walk {
     /// large trees whose splits project several features (oblique and patch
     /// forests), whose vector projections pay for the blocks' transposition.
     TreeMajor,
-    /// Row by row, several rows side by side: for large trees of single-feature
-    /// splits (random forests), where one comparison per node leaves nothing for
-    /// vectors to gain.
+    /// Row by row, several rows side by side, tree after tree: for large trees of
+    /// single-feature splits (random forests), where one comparison per node leaves
+    /// nothing for vectors to gain.
     RowByRow,
 }
 
@@ -99,6 +100,8 @@ pub(crate) struct ScoringTrees {
     /// Where each tree's nodes start in `nodes`, and where the last one ends.
     pub(super) tree_starts: Vec<usize>,
     pub(super) nodes: Vec<ScoringNode>,
+    /// `nodes` as the row walk reads them.
+    pub(super) row_nodes: Vec<RowNode>,
     pub(super) term_columns: Vec<u32>,
     pub(super) term_weights: Vec<f32>,
     /// The atoms of the pooled splits.
@@ -163,6 +166,7 @@ impl ScoringTrees {
             column_of: column_of.clone(),
             tree_starts: vec![0],
             nodes: Vec::with_capacity(trees.iter().map(|t| t.nodes().len()).sum()),
+            row_nodes: Vec::new(),
             term_columns: Vec::new(),
             term_weights: Vec::new(),
             pooled: Vec::new(),
@@ -221,6 +225,7 @@ impl ScoringTrees {
             layout.tree_starts.push(layout.nodes.len());
             layout.max_depth = layout.max_depth.max(tree.stats().max_depth);
         }
+        layout.row_nodes = layout.nodes.iter().map(RowNode::of).collect();
         let n_splits = (layout.nodes.len() - trees.len()) / 2;
         // Single-feature splits keep no terms: they count one each.
         let n_single = layout
@@ -240,13 +245,13 @@ impl ScoringTrees {
         layout
     }
 
-    /// Most rows to score together: many for trees walked tree after tree, whose
-    /// nodes are then read once for them all; a block's worth otherwise, which keeps
-    /// the rows and their outputs in cache.
+    /// Most rows to score together: many for large trees, walked tree after tree so
+    /// that each tree's nodes and leaves come into cache once for them all; a block's
+    /// worth for small trees, which keeps the rows and their outputs in cache.
     pub(crate) fn chunk_rows(&self) -> usize {
         match self.walk {
-            Walk::TreeMajor => SCORE_CHUNK,
-            Walk::BlockMajor | Walk::RowByRow => BLOCK,
+            Walk::TreeMajor | Walk::RowByRow => SCORE_CHUNK,
+            Walk::BlockMajor => BLOCK,
         }
     }
 

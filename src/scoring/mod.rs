@@ -1,6 +1,7 @@
 //! One scoring engine for every model made of trees: the trees laid out once for
 //! scoring ([`layout`]), rows sent down them a block at a time as bit masks
-//! ([`walk`]), a split's side for all of a block's rows in vector lanes ([`lanes`]).
+//! ([`walk`]) or row by row through compact nodes ([`row_walk`]), a split's side for
+//! all of a block's rows in vector lanes ([`lanes`]).
 //! What a leaf adds to a row (a boosted tree's value, a forest tree's class
 //! distribution or mean values) is the model's: the engine says which rows reached
 //! which leaf ([`inspect`] hands those leaves, and the rows' paths, to users).
@@ -8,6 +9,7 @@
 mod inspect;
 mod lanes;
 mod layout;
+mod row_walk;
 mod walk;
 
 use std::sync::OnceLock;

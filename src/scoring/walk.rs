@@ -22,8 +22,8 @@ const FEWEST_BLOCK_ROWS: usize = 8;
 /// by one: a vector projection of a few lanes costs more than the rows' own sums.
 const FEWEST_MASKED_ROWS: u32 = 2;
 
-/// Rows walked down a tree together, one by one, so that their memory reads overlap.
-const WALK_LANES: usize = 8;
+/// Lone rows walked down a tree together, so that their memory reads overlap.
+const LONE_ROW_LANES: usize = 8;
 
 /// Where rows of a block reached a leaf: tree `tree`'s node `node`, whose slot is
 /// `slot`, reached by the rows `first_row + r` for each bit `r` of `rows`.
@@ -107,40 +107,6 @@ impl ScoringTrees {
                         return;
                     }
                     block.walk_tree(self, rows, t, 0..block_len, all(b), b * BLOCK, &mut visit);
-                }
-            }
-        }
-    }
-
-    /// [`ScoringTrees::visit_leaves`] by walking each tree row by row, several rows
-    /// side by side, one row a visit.
-    fn walk_rows<T: Feature>(
-        &self,
-        trees: Range<usize>,
-        rows: &Rows<'_, T>,
-        cancel: &AtomicBool,
-        mut visit: impl FnMut(LeafRows),
-    ) {
-        let values = XRows { layout: self, rows };
-        let (mut starts, mut reached) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
-        // A few rows through every tree at a time, so that they stay in cache.
-        for first_row in (0..rows.n_samples).step_by(BLOCK) {
-            starts.clear();
-            starts
-                .extend((first_row..rows.n_samples.min(first_row + BLOCK)).map(|r| (0, r as u32)));
-            for t in trees.clone() {
-                if is_cancelled(cancel) {
-                    return;
-                }
-                walk_lanes(self, self.tree(t), &starts, &values, &mut reached);
-                for &(node, slot, r) in &reached {
-                    visit(LeafRows {
-                        tree: t,
-                        node,
-                        slot,
-                        first_row: r as usize,
-                        rows: 1,
-                    });
                 }
             }
         }
@@ -310,20 +276,6 @@ fn push_children(stack: &mut Vec<(u32, Mask)>, id: u32, right: u32, rows: Mask, 
     }
 }
 
-/// Where [`walk_lanes`] reads a row's values: a handle on a row, then its values.
-trait LaneValues {
-    /// What a lane keeps of its row.
-    type Row: Copy + Default;
-    /// The handle on row `r`.
-    fn row(&self, r: u32) -> Self::Row;
-    /// The row's value in term column `column`.
-    fn term(&self, row: Self::Row, column: u32) -> f32;
-    /// The row's value of `feature`.
-    fn feature(&self, row: Self::Row, feature: u32) -> f32;
-    /// The row's pooled value on `atom`.
-    fn pooled(&self, row: Self::Row, atom: &PooledAtom) -> f32;
-}
-
 /// A block's transposed columns, and X's rows for what no column holds; a row is its
 /// lane in the block.
 struct BlockValues<'c, 'l, 'r, 'x, T: Clone> {
@@ -333,57 +285,23 @@ struct BlockValues<'c, 'l, 'r, 'x, T: Clone> {
     first_row: usize,
 }
 
-impl<T: Feature> LaneValues for BlockValues<'_, '_, '_, '_, T> {
-    type Row = u32;
-
-    #[inline(always)]
-    fn row(&self, r: u32) -> u32 {
-        r
-    }
-
+impl<T: Feature> BlockValues<'_, '_, '_, '_, T> {
+    /// Row `r`'s value in term column `column`.
     #[inline(always)]
     fn term(&self, r: u32, column: u32) -> f32 {
         self.columns[column as usize * BLOCK + r as usize]
     }
 
+    /// Row `r`'s value of `feature`.
     #[inline(always)]
     fn feature(&self, r: u32, feature: u32) -> f32 {
         self.term(r, self.layout.column_of[feature as usize])
     }
 
+    /// Row `r`'s pooled value on `atom`.
     #[inline]
     fn pooled(&self, r: u32, atom: &PooledAtom) -> f32 {
         atom.project(self.rows.row(self.first_row + r as usize))
-    }
-}
-
-/// X's rows as given; a row is its slice.
-struct XRows<'l, 'r, 'x, T: Clone> {
-    layout: &'l ScoringTrees,
-    rows: &'r Rows<'x, T>,
-}
-
-impl<'r, T: Feature> LaneValues for XRows<'_, 'r, '_, T> {
-    type Row = &'r [T];
-
-    #[inline(always)]
-    fn row(&self, r: u32) -> &'r [T] {
-        self.rows.row(r as usize)
-    }
-
-    #[inline(always)]
-    fn term(&self, row: &'r [T], column: u32) -> f32 {
-        self.feature(row, self.layout.features[column as usize])
-    }
-
-    #[inline(always)]
-    fn feature(&self, row: &'r [T], feature: u32) -> f32 {
-        row[feature as usize].to_f32()
-    }
-
-    #[inline]
-    fn pooled(&self, row: &'r [T], atom: &PooledAtom) -> f32 {
-        atom.project(row)
     }
 }
 
@@ -394,25 +312,23 @@ impl<'r, T: Feature> LaneValues for XRows<'_, 'r, '_, T> {
 /// leaf takes the next at once. Callers visit the leaves afterwards, so that what a
 /// visit reads does not stall the walks.
 #[inline]
-fn walk_lanes<V: LaneValues>(
+fn walk_lanes<T: Feature>(
     layout: &ScoringTrees,
     nodes: &[ScoringNode],
     starts: &[(u32, u32)],
-    values: &V,
+    values: &BlockValues<'_, '_, '_, '_, T>,
     reached: &mut Vec<(u32, u32, u32)>,
 ) {
     reached.clear();
-    // Per lane: its node, its row's index and the row itself.
-    let mut lanes = [(0u32, u32::MAX, V::Row::default()); WALK_LANES];
-    let n_lanes = WALK_LANES.min(starts.len());
-    for (lane, &(id, r)) in lanes.iter_mut().zip(starts) {
-        *lane = (id, r, values.row(r));
-    }
+    // Per lane: its node and its row.
+    let mut lanes = [(0u32, u32::MAX); LONE_ROW_LANES];
+    let n_lanes = LONE_ROW_LANES.min(starts.len());
+    lanes[..n_lanes].copy_from_slice(&starts[..n_lanes]);
     let mut next = n_lanes;
     let mut busy = n_lanes;
     while busy > 0 {
         for lane in &mut lanes[..n_lanes] {
-            let (id, r, row) = *lane;
+            let (id, r) = *lane;
             if r == u32::MAX {
                 continue; // no rows left for this lane
             }
@@ -425,7 +341,7 @@ fn walk_lanes<V: LaneValues>(
                     missing_left,
                 } => {
                     // The sum `Atom::project` forms for a one-term atom.
-                    let sum = 0.0 + weight * values.feature(row, feature);
+                    let sum = 0.0 + weight * values.feature(r, feature);
                     (sum, threshold, right, missing_left)
                 }
                 ScoringNode::Split {
@@ -440,10 +356,10 @@ fn walk_lanes<V: LaneValues>(
                     // Term by term from 0, as `Atom::project` sums.
                     let mut sum = 0.0f32;
                     for (&column, &weight) in terms.iter().zip(weights) {
-                        sum += weight * values.term(row, column);
+                        sum += weight * values.term(r, column);
                     }
                     let terms = weights.iter().zip(terms);
-                    let sum = missing.resolve(sum, terms.map(|(&w, &c)| (w, values.term(row, c))));
+                    let sum = missing.resolve(sum, terms.map(|(&w, &c)| (w, values.term(r, c))));
                     (sum, threshold, right, missing_left)
                 }
                 ScoringNode::SplitPooled {
@@ -452,13 +368,13 @@ fn walk_lanes<V: LaneValues>(
                     pooled,
                     missing_left,
                 } => {
-                    let value = values.pooled(row, &layout.pooled[pooled as usize]);
+                    let value = values.pooled(r, &layout.pooled[pooled as usize]);
                     (value, threshold, right, missing_left)
                 }
                 ScoringNode::Leaf { slot } => {
                     reached.push((id, slot, r));
-                    if let Some(&(id, r)) = starts.get(next) {
-                        *lane = (id, r, values.row(r));
+                    if let Some(&start) = starts.get(next) {
+                        *lane = start;
                         next += 1;
                     } else {
                         lane.1 = u32::MAX;

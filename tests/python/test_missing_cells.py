@@ -101,6 +101,10 @@ def assert_leaves_are_the_paths_ends(model, X, indicator, starts):
         leaf_ids = np.flatnonzero(tree.is_leaf)
         reached = indicator[:, starts[t] + leaf_ids].toarray()
         np.testing.assert_array_equal(leaf_ids[reached.argmax(axis=1)], leaves[:, t])
+    # A call of a few rows walks them one by one instead of in blocks.
+    for i in range(0, len(X), 37):
+        alone = model.apply(X[i : i + 1]).reshape(1, -1)
+        np.testing.assert_array_equal(alone[0], leaves[i], err_msg=f"row {i} alone")
 
 
 @pytest.mark.parametrize(

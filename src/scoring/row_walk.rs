@@ -1,0 +1,211 @@
+//! Rows walking the trees one by one, several side by side: for forests of
+//! single-feature splits, and for calls of a few rows. Each node is read in the
+//! 16 bytes of a [`RowNode`], four to a cache line, so that a walk step is one node
+//! read, one value read and a comparison.
+
+use std::ops::Range;
+use std::sync::atomic::AtomicBool;
+
+use super::layout::{ScoringNode, ScoringTrees};
+use super::walk::LeafRows;
+use crate::data::{Feature, Rows};
+use crate::runtime::control::is_cancelled;
+use crate::runtime::rows::SCORE_CHUNK;
+use crate::tree::goes_left;
+
+/// Rows walked down a tree together, so that their memory reads overlap: more than
+/// a row's few dependent reads a level can keep busy.
+const WALK_LANES: usize = 16;
+
+/// [`RowNode::code`] bit: missing projections go left.
+const MISSING_LEFT: u32 = 1 << 31;
+/// [`RowNode::code`] bit: a leaf, whose slot is in [`RowNode::right`].
+const LEAF: u32 = 1 << 30;
+/// [`RowNode::code`] bit: a split the walk reads from the layout's [`ScoringNode`]
+/// (several terms, a pooled atom, or a feature too large for the code).
+const GENERAL: u32 = 1 << 29;
+
+/// A node of [`ScoringTrees`] as the row walk reads it: a single-feature split
+/// (`code` its feature, with [`MISSING_LEFT`]), a leaf ([`LEAF`], `right` its slot)
+/// or another split ([`GENERAL`]).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
+pub(super) struct RowNode {
+    threshold: f32,
+    weight: f32,
+    code: u32,
+    right: u32,
+}
+
+impl RowNode {
+    /// `node` for the row walk.
+    pub(super) fn of(node: &ScoringNode) -> RowNode {
+        let general = RowNode {
+            threshold: 0.0,
+            weight: 0.0,
+            code: GENERAL,
+            right: 0,
+        };
+        match *node {
+            ScoringNode::SplitOnFeature {
+                right,
+                threshold,
+                feature,
+                weight,
+                missing_left,
+            } if feature < GENERAL => RowNode {
+                threshold,
+                weight,
+                code: feature | if missing_left { MISSING_LEFT } else { 0 },
+                right,
+            },
+            ScoringNode::Leaf { slot } => RowNode {
+                code: LEAF,
+                right: slot,
+                ..general
+            },
+            _ => general,
+        }
+    }
+}
+
+impl ScoringTrees {
+    /// [`ScoringTrees::visit_leaves`] by walking each tree row by row, several rows
+    /// side by side, one row a visit.
+    pub(super) fn walk_rows<T: Feature>(
+        &self,
+        trees: Range<usize>,
+        rows: &Rows<'_, T>,
+        cancel: &AtomicBool,
+        mut visit: impl FnMut(LeafRows),
+    ) {
+        let mut starts = Vec::with_capacity(SCORE_CHUNK);
+        let mut reached = Vec::with_capacity(SCORE_CHUNK);
+        for first_row in (0..rows.n_samples).step_by(SCORE_CHUNK) {
+            starts.clear();
+            let last_row = rows.n_samples.min(first_row + SCORE_CHUNK);
+            starts.extend((first_row..last_row).map(|r| (0, r as u32)));
+            for t in trees.clone() {
+                if is_cancelled(cancel) {
+                    return;
+                }
+                self.leaves_of_rows(t, rows, &starts, &mut reached);
+                for &(node, slot, r) in &reached {
+                    visit(LeafRows {
+                        tree: t,
+                        node,
+                        slot,
+                        first_row: r as usize,
+                        rows: 1,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Sends each of `starts` (a node of tree `t` and a row of `rows`) down the tree
+    /// to its leaf, writing (leaf, slot, row) into `reached` in the order rows arrive.
+    /// Several rows descend together, a level at a time, so that the memory reads of
+    /// one overlap with those of the others; a lane whose row reaches its leaf takes
+    /// the next at once. Callers visit the leaves afterwards, so that what a visit
+    /// reads does not stall the walks.
+    fn leaves_of_rows<T: Feature>(
+        &self,
+        t: usize,
+        rows: &Rows<'_, T>,
+        starts: &[(u32, u32)],
+        reached: &mut Vec<(u32, u32, u32)>,
+    ) {
+        reached.clear();
+        let tree = self.tree_starts[t]..self.tree_starts[t + 1];
+        let (nodes, general) = (&self.row_nodes[tree.clone()], &self.nodes[tree]);
+        let n_lanes = WALK_LANES.min(starts.len());
+        let mut node = [0u32; WALK_LANES];
+        let mut row_of = [u32::MAX; WALK_LANES];
+        let mut values: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
+        for lane in 0..n_lanes {
+            (node[lane], row_of[lane]) = starts[lane];
+            values[lane] = rows.row(row_of[lane] as usize);
+        }
+        let mut next = n_lanes;
+        let mut busy = n_lanes;
+        while busy > 0 {
+            for lane in 0..n_lanes {
+                if row_of[lane] == u32::MAX {
+                    continue; // no rows left for this lane
+                }
+                let id = node[lane];
+                let at = nodes[id as usize];
+                if at.code & (LEAF | GENERAL) == 0 {
+                    let feature = (at.code & !MISSING_LEFT) as usize;
+                    // The sum `Atom::project` forms for a one-term atom.
+                    let value = 0.0 + at.weight * values[lane][feature].to_f32();
+                    let left = goes_left(value, at.threshold, at.code & MISSING_LEFT != 0);
+                    node[lane] = if left { id + 1 } else { at.right };
+                } else if at.code & LEAF != 0 {
+                    reached.push((id, at.right, row_of[lane]));
+                    if let Some(&start) = starts.get(next) {
+                        (node[lane], row_of[lane]) = start;
+                        values[lane] = rows.row(row_of[lane] as usize);
+                        next += 1;
+                    } else {
+                        row_of[lane] = u32::MAX;
+                        busy -= 1;
+                    }
+                } else {
+                    node[lane] = self.child(&general[id as usize], id, values[lane]);
+                }
+            }
+        }
+    }
+
+    /// The child `row` goes to from split `node` (node `id` of its tree).
+    fn child<T: Feature>(&self, node: &ScoringNode, id: u32, row: &[T]) -> u32 {
+        let (value, threshold, right, missing_left) = match *node {
+            ScoringNode::SplitOnFeature {
+                right,
+                threshold,
+                feature,
+                weight,
+                missing_left,
+            } => {
+                let value = 0.0 + weight * row[feature as usize].to_f32();
+                (value, threshold, right, missing_left)
+            }
+            ScoringNode::Split {
+                right,
+                threshold,
+                terms_start,
+                terms_len,
+                missing_left,
+                missing,
+            } => {
+                let (columns, weights) = self.terms(terms_start, terms_len);
+                let cell = |column: u32| row[self.features[column as usize] as usize].to_f32();
+                // Term by term from 0, as `Atom::project` sums.
+                let mut sum = 0.0f32;
+                for (&column, &weight) in columns.iter().zip(weights) {
+                    sum += weight * cell(column);
+                }
+                let terms = weights.iter().zip(columns);
+                let sum = missing.resolve(sum, terms.map(|(&w, &c)| (w, cell(c))));
+                (sum, threshold, right, missing_left)
+            }
+            ScoringNode::SplitPooled {
+                right,
+                threshold,
+                pooled,
+                missing_left,
+            } => {
+                let value = self.pooled[pooled as usize].project(row);
+                (value, threshold, right, missing_left)
+            }
+            ScoringNode::Leaf { .. } => unreachable!("the walk stops at leaves"),
+        };
+        if goes_left(value, threshold, missing_left) {
+            id + 1
+        } else {
+            right
+        }
+    }
+}
