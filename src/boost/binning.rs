@@ -37,6 +37,14 @@ const MIN_ATOMS_PER_TASK: usize = 16;
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
 
+/// Atoms whose bins are stored side by side: a position's bins for a group of atoms
+/// are one 16-byte word, so that summing the group's histograms over a node reads one
+/// word per sample rather than a byte from each of 16 columns (a cache line each where
+/// the node's samples are sparse). Measured on Fashion-MNIST 60,000 (2 rounds, in
+/// turns): 8 atoms 4.32/4.48 s, 16 atoms 3.83/3.93 s, 32 atoms 3.65/3.95 s; 16 keeps a
+/// round's 400 atoms in 25 parallel tasks and a group's histograms (48 KB) near L1.
+pub(crate) const GROUP: usize = 16;
+
 /// The atoms of one round and, per atom, the bin of every sample of the round.
 #[derive(Debug, Default)]
 pub(crate) struct BinnedAtoms {
@@ -50,8 +58,10 @@ pub(crate) struct BinnedAtoms {
     n_bins: Vec<u16>,
     /// Whether each atom's last bin holds the missing projections.
     missing: bool,
-    /// Per atom, the bin of each position: `bins[atom * n_positions + position]`.
-    bins: Vec<u8>,
+    /// Per group of [`GROUP`] atoms, the bins of each position:
+    /// `bins[group * n_positions + position][lane]` for atom `group * GROUP + lane`
+    /// (lanes past the last atom hold 0).
+    bins: Vec<[u8; GROUP]>,
 }
 
 impl BinnedAtoms {
@@ -85,7 +95,7 @@ impl BinnedAtoms {
         self.n_bins.clear();
         self.n_bins.resize(n_atoms, 1);
         self.bins.clear();
-        self.bins.resize(n_atoms * m, 0);
+        self.bins.resize(n_atoms.div_ceil(GROUP) * m, [0; GROUP]);
 
         let mut edge_sample: Vec<u32> = (0..m as u32).collect();
         if m > EDGE_SAMPLE {
@@ -99,11 +109,12 @@ impl BinnedAtoms {
         // model, do not depend on how atoms are grouped.
         let atoms_per_task = n_atoms
             .div_ceil(rayon::current_num_threads())
-            .max(MIN_ATOMS_PER_TASK);
+            .max(MIN_ATOMS_PER_TASK)
+            .next_multiple_of(GROUP);
         self.edges
             .par_chunks_mut(atoms_per_task * MAX_EDGES)
             .zip(self.n_bins.par_chunks_mut(atoms_per_task))
-            .zip(self.bins.par_chunks_mut(atoms_per_task * m.max(1)))
+            .zip(self.bins.par_chunks_mut(atoms_per_task / GROUP * m.max(1)))
             .enumerate()
             .for_each(|(task, ((edges, n_bins), bins))| {
                 let first = task * atoms_per_task;
@@ -141,20 +152,21 @@ impl BinnedAtoms {
                         edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
                     {
                         let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                        let out = &mut bins[a * m + start..][..len];
+                        let out = &mut bins[a / GROUP * m + start..][..len];
+                        let lane = a % GROUP;
                         let values = &values[a * len..(a + 1) * len];
                         if missing {
                             let missing_bin = (n_bins - 1) as u8;
-                            for (bin, &value) in out.iter_mut().zip(values) {
-                                *bin = if value.is_nan() {
+                            for (word, &value) in out.iter_mut().zip(values) {
+                                word[lane] = if value.is_nan() {
                                     missing_bin
                                 } else {
                                     bin_of(edges, value)
                                 };
                             }
                         } else {
-                            for (bin, &value) in out.iter_mut().zip(values) {
-                                *bin = bin_of(edges, value);
+                            for (word, &value) in out.iter_mut().zip(values) {
+                                word[lane] = bin_of(edges, value);
                             }
                         }
                     }
@@ -190,9 +202,16 @@ impl BinnedAtoms {
         self.missing.then(|| self.n_bins(atom) - 1)
     }
 
-    /// The bin of every position for `atom`.
-    pub fn column(&self, atom: usize) -> &[u8] {
-        &self.bins[atom * self.n_positions..(atom + 1) * self.n_positions]
+    /// The bins of every position for the atoms of group `group` (atoms
+    /// `group * GROUP..`), a word per position.
+    pub fn group(&self, group: usize) -> &[[u8; GROUP]] {
+        &self.bins[group * self.n_positions..(group + 1) * self.n_positions]
+    }
+
+    /// The bin of `position` for `atom`.
+    #[inline(always)]
+    pub fn bin_at(&self, atom: usize, position: usize) -> u8 {
+        self.group(atom / GROUP)[position][atom % GROUP]
     }
 
     /// The value threshold equivalent to "bin <= `bin`" among present projections
@@ -351,7 +370,7 @@ mod tests {
                 let missing_bin = binned.missing_bin(a);
                 prop_assert_eq!(missing_bin, missing.then(|| n_bins - 1));
                 let present_bins = n_bins - usize::from(missing);
-                let column = binned.column(a);
+                let column: Vec<u8> = (0..n).map(|p| binned.bin_at(a, p)).collect();
                 let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
                 for (p, &z) in z.iter().enumerate() {
                     if z.is_nan() {
