@@ -20,10 +20,12 @@
 
 use rayon::prelude::*;
 
-use crate::atoms::AtomSet;
+use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
-use crate::split::{key_value, midpoint, sort_by_value, sort_key, NodeProjector};
+use crate::split::{
+    key_value, midpoint, sort_by_value, sort_key, sums_exactly_in_integers, NodeProjector,
+};
 
 /// Edges an atom can have: one fewer than the most bins a `u8` can name.
 const MAX_EDGES: usize = 255;
@@ -33,6 +35,9 @@ const EDGE_SAMPLE: usize = 8192;
 
 /// The fewest atoms binned by one parallel task, each task reading every sample once.
 const MIN_ATOMS_PER_TASK: usize = 16;
+
+/// Longest table of the bins of whole-valued projections (bytes, one per value).
+const MAX_TABLE: usize = 1 << 16;
 
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
@@ -129,6 +134,11 @@ impl BinnedAtoms {
                 let mut keys = Vec::new();
                 let mut sort_buffer = Vec::new();
                 let s = edge_sample.len();
+                // Per atom whose projections are whole numbers in a range no longer than
+                // the round: the bin of each whole number in it, `(lowest, start)` into
+                // `tables`, so that binning a projection is one look-up, not a search.
+                let mut tables = Vec::new();
+                let mut table_of = Vec::with_capacity(group.len());
                 for (a, (edges, n_bins)) in edges
                     .chunks_exact_mut(MAX_EDGES)
                     .zip(n_bins.iter_mut())
@@ -144,6 +154,16 @@ impl BinnedAtoms {
                     sort_by_value(&mut keys, &mut sort_buffer);
                     let n_edges = quantile_edges(&keys, max_bins, edges);
                     *n_bins = n_edges as u16 + 1 + u16::from(missing);
+                    let range = whole_range::<T>(group.get(a)).filter(|&(low, high)| {
+                        !missing && ((high as i64 - low as i64) as usize) < m.min(MAX_TABLE)
+                    });
+                    table_of.push(range.map(|(low, high)| {
+                        let start = tables.len();
+                        let edges: &[f32; MAX_EDGES] =
+                            (&*edges).try_into().expect("one atom's edges");
+                        bins_of_whole_values(edges, low, high, &mut tables);
+                        (low, start, tables.len() - start)
+                    }));
                 }
                 // Bins the projections of positions `start..start + len`, atom after
                 // atom `len` values each.
@@ -163,6 +183,16 @@ impl BinnedAtoms {
                                 } else {
                                     bin_of(edges, value)
                                 };
+                            }
+                        } else if let Some((low, start, len)) = table_of[a] {
+                            let table = &tables[start..start + len];
+                            for (word, &value) in out.iter_mut().zip(values) {
+                                debug_assert_eq!(value, value.trunc());
+                                let index = (value as i32).wrapping_sub(low) as usize;
+                                word[lane] = table
+                                    .get(index)
+                                    .copied()
+                                    .unwrap_or_else(|| bin_of(edges, value));
                             }
                         } else {
                             for (word, &value) in out.iter_mut().zip(values) {
@@ -236,6 +266,37 @@ fn bin_of(edges: &[f32; MAX_EDGES], value: f32) -> u8 {
         position += step * usize::from(edges[position + step - 1] < value);
     }
     position as u8
+}
+
+/// The lowest and highest projection on `atom` where X holds whole numbers
+/// ([`Feature::MAX_WHOLE`]) and every projection is then a whole number computed
+/// exactly; `None` otherwise (pooled atoms included).
+fn whole_range<T: Feature>(atom: Atom<'_>) -> Option<(i32, i32)> {
+    let max_whole = T::MAX_WHOLE?;
+    if atom.window.is_some() || !sums_exactly_in_integers(atom, max_whole) {
+        return None;
+    }
+    // Whole weights, and every sum within 2^24: the bounds fit i32.
+    let (mut low, mut high) = (0i32, 0i32);
+    for &weight in atom.weights {
+        let extreme = weight as i32 * max_whole as i32;
+        low += extreme.min(0);
+        high += extreme.max(0);
+    }
+    Some((low, high))
+}
+
+/// Appends to `table` the bin of each whole number from `low` to `high`: the number of
+/// `edges` (ascending) below it, as [`bin_of`] finds it, in one walk along the edges.
+fn bins_of_whole_values(edges: &[f32; MAX_EDGES], low: i32, high: i32, table: &mut Vec<u8>) {
+    let mut bin = 0;
+    for value in low..=high {
+        let value = value as f32;
+        while bin < MAX_EDGES && edges[bin] < value {
+            bin += 1;
+        }
+        table.push(bin as u8);
+    }
 }
 
 /// Writes at most `max_bins - 1` ascending edges into `edges` from `keys`, the sorted
@@ -336,7 +397,51 @@ mod tests {
         assert_eq!(rest, (1..n).map(|b| b + 1).collect::<Vec<_>>());
     }
 
+    #[test]
+    fn tables_of_whole_values_give_the_bins_the_search_gives() {
+        // Edges on whole numbers too, where "below" must stay strict.
+        let mut edges = [f32::INFINITY; MAX_EDGES];
+        edges[..4].copy_from_slice(&[-3.0, 0.0, 2.5, 7.0]);
+        let mut table = Vec::new();
+        bins_of_whole_values(&edges, -5, 9, &mut table);
+        let searched: Vec<u8> = (-5..=9).map(|v| bin_of(&edges, v as f32)).collect();
+        assert_eq!(table, searched);
+    }
+
     proptest! {
+        #[test]
+        fn byte_rows_bin_as_the_same_float_rows_do(
+            n in 1usize..300,
+            n_atoms in 1usize..40,
+            max_bins in 2usize..=256,
+            seed in any::<u64>(),
+        ) {
+            // Whole weights from -3 to 3 (whole projections: bins from a table) and
+            // halves (searched), on pixels from 0 to 255.
+            let mut rng = Rng::new(seed, 0);
+            let x = Array2::from_shape_fn((n, 6), |_| rng.below(256) as f32);
+            let bytes = x.mapv(|v| v as u8);
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            for a in 0..n_atoms {
+                let weight = |rng: &mut Rng| rng.below(7) as f32 - 3.0 + if a % 5 == 4 { 0.5 } else { 0.0 };
+                let mut pairs = [((a % 6) as u32, weight(&mut rng)), (((a + 1) % 6) as u32, weight(&mut rng))];
+                atoms.push_pairs(&mut pairs[..1 + a % 2]);
+            }
+            let row_of: Vec<u32> = (0..n as u32).collect();
+            let (mut from_floats, mut from_bytes) = (BinnedAtoms::default(), BinnedAtoms::default());
+            let rows = Rows::from_view(x.view()).unwrap();
+            from_floats.bin(&rows, &row_of, atoms.clone(), max_bins, false, &mut Rng::new(seed, 1));
+            let rows = Rows::from_view(bytes.view()).unwrap();
+            from_bytes.bin(&rows, &row_of, atoms.clone(), max_bins, false, &mut Rng::new(seed, 1));
+            for a in 0..n_atoms {
+                prop_assert_eq!(from_bytes.n_bins(a), from_floats.n_bins(a));
+                for p in 0..n {
+                    prop_assert_eq!(from_bytes.bin_at(a, p), from_floats.bin_at(a, p), "atom {} position {}", a, p);
+                }
+            }
+        }
+
         #[test]
         fn bins_order_projections_as_their_thresholds_do(
             n in 1usize..400,
