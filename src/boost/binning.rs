@@ -63,10 +63,29 @@ pub(crate) struct BinnedAtoms {
     n_bins: Vec<u16>,
     /// Whether each atom's last bin holds the missing projections.
     missing: bool,
+    /// Buffers of each parallel task, kept from round to round: a round's projections
+    /// are megabytes, which a fresh allocation would have the system clear each round.
+    scratch: Vec<BinScratch>,
     /// Per group of [`GROUP`] atoms, the bins of each position:
     /// `bins[group * n_positions + position][lane]` for atom `group * GROUP + lane`
     /// (lanes past the last atom hold 0).
     bins: Vec<[u8; GROUP]>,
+}
+
+/// What one parallel task of binning reuses.
+#[derive(Debug, Default)]
+struct BinScratch {
+    projector: NodeProjector,
+    /// Projections, atom after atom.
+    values: Vec<f32>,
+    /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
+    keys: Vec<u64>,
+    sort_buffer: Vec<u64>,
+    /// Per atom whose projections are whole numbers in a range no longer than the
+    /// round: the bin of each whole number in it, as `(lowest, start, length)` into
+    /// `tables`, so that binning a projection is one look-up, not a search.
+    tables: Vec<u8>,
+    table_of: Vec<Option<(i32, usize, usize)>>,
 }
 
 impl BinnedAtoms {
@@ -116,29 +135,33 @@ impl BinnedAtoms {
             .div_ceil(rayon::current_num_threads())
             .max(MIN_ATOMS_PER_TASK)
             .next_multiple_of(GROUP);
+        self.scratch
+            .resize_with(n_atoms.div_ceil(atoms_per_task), BinScratch::default);
         self.edges
             .par_chunks_mut(atoms_per_task * MAX_EDGES)
             .zip(self.n_bins.par_chunks_mut(atoms_per_task))
             .zip(self.bins.par_chunks_mut(atoms_per_task / GROUP * m.max(1)))
+            .zip(self.scratch.par_iter_mut())
             .enumerate()
-            .for_each(|(task, ((edges, n_bins), bins))| {
+            .for_each(|(task, (((edges, n_bins), bins), scratch))| {
+                let BinScratch {
+                    projector,
+                    values,
+                    keys,
+                    sort_buffer,
+                    tables,
+                    table_of,
+                } = scratch;
                 let first = task * atoms_per_task;
                 let mut group = AtomSet::default();
                 group.clear();
                 for a in first..(first + atoms_per_task).min(n_atoms) {
                     group.push(atoms.get(a));
                 }
-                let mut projector = NodeProjector::default();
-                let mut values = Vec::new();
-                projector.project(rows, row_of, &edge_sample, &group, &mut values);
-                let mut keys = Vec::new();
-                let mut sort_buffer = Vec::new();
+                projector.project(rows, row_of, &edge_sample, &group, values);
                 let s = edge_sample.len();
-                // Per atom whose projections are whole numbers in a range no longer than
-                // the round: the bin of each whole number in it, `(lowest, start)` into
-                // `tables`, so that binning a projection is one look-up, not a search.
-                let mut tables = Vec::new();
-                let mut table_of = Vec::with_capacity(group.len());
+                tables.clear();
+                table_of.clear();
                 for (a, (edges, n_bins)) in edges
                     .chunks_exact_mut(MAX_EDGES)
                     .zip(n_bins.iter_mut())
@@ -151,8 +174,8 @@ impl BinnedAtoms {
                             .filter(|v| !v.is_nan())
                             .map(|&v| (sort_key(v) as u64) << 32),
                     );
-                    sort_by_value(&mut keys, &mut sort_buffer);
-                    let n_edges = quantile_edges(&keys, max_bins, edges);
+                    sort_by_value(keys, sort_buffer);
+                    let n_edges = quantile_edges(keys, max_bins, edges);
                     *n_bins = n_edges as u16 + 1 + u16::from(missing);
                     let range = whole_range::<T>(group.get(a)).filter(|&(low, high)| {
                         !missing && ((high as i64 - low as i64) as usize) < m.min(MAX_TABLE)
@@ -161,7 +184,7 @@ impl BinnedAtoms {
                         let start = tables.len();
                         let edges: &[f32; MAX_EDGES] =
                             (&*edges).try_into().expect("one atom's edges");
-                        bins_of_whole_values(edges, low, high, &mut tables);
+                        bins_of_whole_values(edges, low, high, tables);
                         (low, start, tables.len() - start)
                     }));
                 }
@@ -204,15 +227,15 @@ impl BinnedAtoms {
                 if s == m {
                     // The edge sample is every position in order: its projections
                     // are already at hand (costly to redo for pooled atoms).
-                    bin_block(0, m, &values);
+                    bin_block(0, m, values);
                     return;
                 }
                 let mut block = Vec::with_capacity(BLOCK);
                 for start in (0..m).step_by(BLOCK) {
                     block.clear();
                     block.extend(start as u32..m.min(start + BLOCK) as u32);
-                    projector.project(rows, row_of, &block, &group, &mut values);
-                    bin_block(start, block.len(), &values);
+                    projector.project(rows, row_of, &block, &group, values);
+                    bin_block(start, block.len(), values);
                 }
             });
     }
