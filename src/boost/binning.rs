@@ -20,10 +20,12 @@
 
 use rayon::prelude::*;
 
-use crate::atoms::AtomSet;
+use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
-use crate::split::{key_value, midpoint, sort_by_value, sort_key, NodeProjector};
+use crate::split::{
+    key_value, midpoint, sort_by_value, sort_key, sums_exactly_in_integers, NodeProjector,
+};
 
 /// Edges an atom can have: one fewer than the most bins a `u8` can name.
 const MAX_EDGES: usize = 255;
@@ -34,8 +36,19 @@ const EDGE_SAMPLE: usize = 8192;
 /// The fewest atoms binned by one parallel task, each task reading every sample once.
 const MIN_ATOMS_PER_TASK: usize = 16;
 
+/// Longest table of the bins of whole-valued projections (bytes, one per value).
+const MAX_TABLE: usize = 1 << 16;
+
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
+
+/// Atoms whose bins are stored side by side: a position's bins for a group of atoms
+/// are one 16-byte word, so that summing the group's histograms over a node reads one
+/// word per sample rather than a byte from each of 16 columns (a cache line each where
+/// the node's samples are sparse). Measured on Fashion-MNIST 60,000 (2 rounds, in
+/// turns): 8 atoms 4.32/4.48 s, 16 atoms 3.83/3.93 s, 32 atoms 3.65/3.95 s; 16 keeps a
+/// round's 400 atoms in 25 parallel tasks and a group's histograms (48 KB) near L1.
+pub(crate) const GROUP: usize = 16;
 
 /// The atoms of one round and, per atom, the bin of every sample of the round.
 #[derive(Debug, Default)]
@@ -50,8 +63,29 @@ pub(crate) struct BinnedAtoms {
     n_bins: Vec<u16>,
     /// Whether each atom's last bin holds the missing projections.
     missing: bool,
-    /// Per atom, the bin of each position: `bins[atom * n_positions + position]`.
-    bins: Vec<u8>,
+    /// Buffers of each parallel task, kept from round to round: a round's projections
+    /// are megabytes, which a fresh allocation would have the system clear each round.
+    scratch: Vec<BinScratch>,
+    /// Per group of [`GROUP`] atoms, the bins of each position:
+    /// `bins[group * n_positions + position][lane]` for atom `group * GROUP + lane`
+    /// (lanes past the last atom hold 0).
+    bins: Vec<[u8; GROUP]>,
+}
+
+/// What one parallel task of binning reuses.
+#[derive(Debug, Default)]
+struct BinScratch {
+    projector: NodeProjector,
+    /// Projections, atom after atom.
+    values: Vec<f32>,
+    /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
+    keys: Vec<u64>,
+    sort_buffer: Vec<u64>,
+    /// Per atom whose projections are whole numbers in a range no longer than the
+    /// round: the bin of each whole number in it, as `(lowest, start, length)` into
+    /// `tables`, so that binning a projection is one look-up, not a search.
+    tables: Vec<u8>,
+    table_of: Vec<Option<(i32, usize, usize)>>,
 }
 
 impl BinnedAtoms {
@@ -85,7 +119,7 @@ impl BinnedAtoms {
         self.n_bins.clear();
         self.n_bins.resize(n_atoms, 1);
         self.bins.clear();
-        self.bins.resize(n_atoms * m, 0);
+        self.bins.resize(n_atoms.div_ceil(GROUP) * m, [0; GROUP]);
 
         let mut edge_sample: Vec<u32> = (0..m as u32).collect();
         if m > EDGE_SAMPLE {
@@ -99,25 +133,35 @@ impl BinnedAtoms {
         // model, do not depend on how atoms are grouped.
         let atoms_per_task = n_atoms
             .div_ceil(rayon::current_num_threads())
-            .max(MIN_ATOMS_PER_TASK);
+            .max(MIN_ATOMS_PER_TASK)
+            .next_multiple_of(GROUP);
+        self.scratch
+            .resize_with(n_atoms.div_ceil(atoms_per_task), BinScratch::default);
         self.edges
             .par_chunks_mut(atoms_per_task * MAX_EDGES)
             .zip(self.n_bins.par_chunks_mut(atoms_per_task))
-            .zip(self.bins.par_chunks_mut(atoms_per_task * m.max(1)))
+            .zip(self.bins.par_chunks_mut(atoms_per_task / GROUP * m.max(1)))
+            .zip(self.scratch.par_iter_mut())
             .enumerate()
-            .for_each(|(task, ((edges, n_bins), bins))| {
+            .for_each(|(task, (((edges, n_bins), bins), scratch))| {
+                let BinScratch {
+                    projector,
+                    values,
+                    keys,
+                    sort_buffer,
+                    tables,
+                    table_of,
+                } = scratch;
                 let first = task * atoms_per_task;
                 let mut group = AtomSet::default();
                 group.clear();
                 for a in first..(first + atoms_per_task).min(n_atoms) {
                     group.push(atoms.get(a));
                 }
-                let mut projector = NodeProjector::default();
-                let mut values = Vec::new();
-                projector.project(rows, row_of, &edge_sample, &group, &mut values);
-                let mut keys = Vec::new();
-                let mut sort_buffer = Vec::new();
+                projector.project(rows, row_of, &edge_sample, &group, values);
                 let s = edge_sample.len();
+                tables.clear();
+                table_of.clear();
                 for (a, (edges, n_bins)) in edges
                     .chunks_exact_mut(MAX_EDGES)
                     .zip(n_bins.iter_mut())
@@ -130,9 +174,19 @@ impl BinnedAtoms {
                             .filter(|v| !v.is_nan())
                             .map(|&v| (sort_key(v) as u64) << 32),
                     );
-                    sort_by_value(&mut keys, &mut sort_buffer);
-                    let n_edges = quantile_edges(&keys, max_bins, edges);
+                    sort_by_value(keys, sort_buffer);
+                    let n_edges = quantile_edges(keys, max_bins, edges);
                     *n_bins = n_edges as u16 + 1 + u16::from(missing);
+                    let range = whole_range::<T>(group.get(a)).filter(|&(low, high)| {
+                        !missing && ((high as i64 - low as i64) as usize) < m.min(MAX_TABLE)
+                    });
+                    table_of.push(range.map(|(low, high)| {
+                        let start = tables.len();
+                        let edges: &[f32; MAX_EDGES] =
+                            (&*edges).try_into().expect("one atom's edges");
+                        bins_of_whole_values(edges, low, high, tables);
+                        (low, start, tables.len() - start)
+                    }));
                 }
                 // Bins the projections of positions `start..start + len`, atom after
                 // atom `len` values each.
@@ -141,20 +195,31 @@ impl BinnedAtoms {
                         edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
                     {
                         let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                        let out = &mut bins[a * m + start..][..len];
+                        let out = &mut bins[a / GROUP * m + start..][..len];
+                        let lane = a % GROUP;
                         let values = &values[a * len..(a + 1) * len];
                         if missing {
                             let missing_bin = (n_bins - 1) as u8;
-                            for (bin, &value) in out.iter_mut().zip(values) {
-                                *bin = if value.is_nan() {
+                            for (word, &value) in out.iter_mut().zip(values) {
+                                word[lane] = if value.is_nan() {
                                     missing_bin
                                 } else {
                                     bin_of(edges, value)
                                 };
                             }
+                        } else if let Some((low, start, len)) = table_of[a] {
+                            let table = &tables[start..start + len];
+                            for (word, &value) in out.iter_mut().zip(values) {
+                                debug_assert_eq!(value, value.trunc());
+                                let index = (value as i32).wrapping_sub(low) as usize;
+                                word[lane] = table
+                                    .get(index)
+                                    .copied()
+                                    .unwrap_or_else(|| bin_of(edges, value));
+                            }
                         } else {
-                            for (bin, &value) in out.iter_mut().zip(values) {
-                                *bin = bin_of(edges, value);
+                            for (word, &value) in out.iter_mut().zip(values) {
+                                word[lane] = bin_of(edges, value);
                             }
                         }
                     }
@@ -162,15 +227,15 @@ impl BinnedAtoms {
                 if s == m {
                     // The edge sample is every position in order: its projections
                     // are already at hand (costly to redo for pooled atoms).
-                    bin_block(0, m, &values);
+                    bin_block(0, m, values);
                     return;
                 }
                 let mut block = Vec::with_capacity(BLOCK);
                 for start in (0..m).step_by(BLOCK) {
                     block.clear();
                     block.extend(start as u32..m.min(start + BLOCK) as u32);
-                    projector.project(rows, row_of, &block, &group, &mut values);
-                    bin_block(start, block.len(), &values);
+                    projector.project(rows, row_of, &block, &group, values);
+                    bin_block(start, block.len(), values);
                 }
             });
     }
@@ -190,9 +255,16 @@ impl BinnedAtoms {
         self.missing.then(|| self.n_bins(atom) - 1)
     }
 
-    /// The bin of every position for `atom`.
-    pub fn column(&self, atom: usize) -> &[u8] {
-        &self.bins[atom * self.n_positions..(atom + 1) * self.n_positions]
+    /// The bins of every position for the atoms of group `group` (atoms
+    /// `group * GROUP..`), a word per position.
+    pub fn group(&self, group: usize) -> &[[u8; GROUP]] {
+        &self.bins[group * self.n_positions..(group + 1) * self.n_positions]
+    }
+
+    /// The bin of `position` for `atom`.
+    #[inline(always)]
+    pub fn bin_at(&self, atom: usize, position: usize) -> u8 {
+        self.group(atom / GROUP)[position][atom % GROUP]
     }
 
     /// The value threshold equivalent to "bin <= `bin`" among present projections
@@ -217,6 +289,37 @@ fn bin_of(edges: &[f32; MAX_EDGES], value: f32) -> u8 {
         position += step * usize::from(edges[position + step - 1] < value);
     }
     position as u8
+}
+
+/// The lowest and highest projection on `atom` where X holds whole numbers
+/// ([`Feature::MAX_WHOLE`]) and every projection is then a whole number computed
+/// exactly; `None` otherwise (pooled atoms included).
+fn whole_range<T: Feature>(atom: Atom<'_>) -> Option<(i32, i32)> {
+    let max_whole = T::MAX_WHOLE?;
+    if atom.window.is_some() || !sums_exactly_in_integers(atom, max_whole) {
+        return None;
+    }
+    // Whole weights, and every sum within 2^24: the bounds fit i32.
+    let (mut low, mut high) = (0i32, 0i32);
+    for &weight in atom.weights {
+        let extreme = weight as i32 * max_whole as i32;
+        low += extreme.min(0);
+        high += extreme.max(0);
+    }
+    Some((low, high))
+}
+
+/// Appends to `table` the bin of each whole number from `low` to `high`: the number of
+/// `edges` (ascending) below it, as [`bin_of`] finds it, in one walk along the edges.
+fn bins_of_whole_values(edges: &[f32; MAX_EDGES], low: i32, high: i32, table: &mut Vec<u8>) {
+    let mut bin = 0;
+    for value in low..=high {
+        let value = value as f32;
+        while bin < MAX_EDGES && edges[bin] < value {
+            bin += 1;
+        }
+        table.push(bin as u8);
+    }
 }
 
 /// Writes at most `max_bins - 1` ascending edges into `edges` from `keys`, the sorted
@@ -317,7 +420,51 @@ mod tests {
         assert_eq!(rest, (1..n).map(|b| b + 1).collect::<Vec<_>>());
     }
 
+    #[test]
+    fn tables_of_whole_values_give_the_bins_the_search_gives() {
+        // Edges on whole numbers too, where "below" must stay strict.
+        let mut edges = [f32::INFINITY; MAX_EDGES];
+        edges[..4].copy_from_slice(&[-3.0, 0.0, 2.5, 7.0]);
+        let mut table = Vec::new();
+        bins_of_whole_values(&edges, -5, 9, &mut table);
+        let searched: Vec<u8> = (-5..=9).map(|v| bin_of(&edges, v as f32)).collect();
+        assert_eq!(table, searched);
+    }
+
     proptest! {
+        #[test]
+        fn byte_rows_bin_as_the_same_float_rows_do(
+            n in 1usize..300,
+            n_atoms in 1usize..40,
+            max_bins in 2usize..=256,
+            seed in any::<u64>(),
+        ) {
+            // Whole weights from -3 to 3 (whole projections: bins from a table) and
+            // halves (searched), on pixels from 0 to 255.
+            let mut rng = Rng::new(seed, 0);
+            let x = Array2::from_shape_fn((n, 6), |_| rng.below(256) as f32);
+            let bytes = x.mapv(|v| v as u8);
+            let mut atoms = AtomSet::default();
+            atoms.clear();
+            for a in 0..n_atoms {
+                let weight = |rng: &mut Rng| rng.below(7) as f32 - 3.0 + if a % 5 == 4 { 0.5 } else { 0.0 };
+                let mut pairs = [((a % 6) as u32, weight(&mut rng)), (((a + 1) % 6) as u32, weight(&mut rng))];
+                atoms.push_pairs(&mut pairs[..1 + a % 2]);
+            }
+            let row_of: Vec<u32> = (0..n as u32).collect();
+            let (mut from_floats, mut from_bytes) = (BinnedAtoms::default(), BinnedAtoms::default());
+            let rows = Rows::from_view(x.view()).unwrap();
+            from_floats.bin(&rows, &row_of, atoms.clone(), max_bins, false, &mut Rng::new(seed, 1));
+            let rows = Rows::from_view(bytes.view()).unwrap();
+            from_bytes.bin(&rows, &row_of, atoms.clone(), max_bins, false, &mut Rng::new(seed, 1));
+            for a in 0..n_atoms {
+                prop_assert_eq!(from_bytes.n_bins(a), from_floats.n_bins(a));
+                for p in 0..n {
+                    prop_assert_eq!(from_bytes.bin_at(a, p), from_floats.bin_at(a, p), "atom {} position {}", a, p);
+                }
+            }
+        }
+
         #[test]
         fn bins_order_projections_as_their_thresholds_do(
             n in 1usize..400,
@@ -351,7 +498,7 @@ mod tests {
                 let missing_bin = binned.missing_bin(a);
                 prop_assert_eq!(missing_bin, missing.then(|| n_bins - 1));
                 let present_bins = n_bins - usize::from(missing);
-                let column = binned.column(a);
+                let column: Vec<u8> = (0..n).map(|p| binned.bin_at(a, p)).collect();
                 let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
                 for (p, &z) in z.iter().enumerate() {
                     if z.is_nan() {

@@ -15,15 +15,12 @@ use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 
-use super::binning::BinnedAtoms;
+use super::binning::{BinnedAtoms, GROUP};
 use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
 use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
 use crate::runtime::control::is_cancelled;
 use crate::split::GradientHessian;
 use crate::tree::{lay_out, Frontier, GrownSplit, GrownTree, Leaves, Tree, TreeLimits};
-
-/// Atoms per parallel task when summing histograms and scanning them.
-const ATOMS_PER_TASK: usize = 8;
 
 /// Settings of one boosted tree's growth.
 #[derive(Debug, Clone, Copy)]
@@ -181,19 +178,17 @@ fn split_node(
     let node = scratch.nodes[parent];
     let split = node.split.expect("only nodes with a split are split");
     // Stable partition: each child keeps its positions ascending, so that gathers
-    // read the columns forwards.
-    let column = binned.column(split.atom as usize);
+    // read the bins forwards.
+    let atom = split.atom as usize;
     // No bin is u16::MAX: without missing values, every sample goes by its bin.
-    let missing_bin = binned
-        .missing_bin(split.atom as usize)
-        .map_or(u16::MAX, |bin| bin as u16);
+    let missing_bin = binned.missing_bin(atom).map_or(u16::MAX, |bin| bin as u16);
     let missing_left = split.missing_left == Some(true);
     let positions = &mut scratch.positions;
     scratch.right_positions.clear();
     let mut mid = node.start;
     for i in node.start..node.end {
         let p = positions[i];
-        let bin = column[p as usize] as u16;
+        let bin = binned.bin_at(atom, p as usize) as u16;
         if bin <= split.bin && bin != missing_bin || bin == missing_bin && missing_left {
             positions[mid] = p;
             mid += 1;
@@ -315,17 +310,16 @@ fn run_pass(
 ) -> (Option<BinSplit>, Option<BinSplit>) {
     let n_atoms = binned.n_atoms();
     let work = |task: usize, built: &mut [Slot], derived: Option<&mut [Slot]>| {
-        let first = task * ATOMS_PER_TASK;
-        let atoms = first..(first + ATOMS_PER_TASK).min(n_atoms);
-        let mut columns = [&[][..]; ATOMS_PER_TASK];
-        let mut n_bins = [0usize; ATOMS_PER_TASK];
+        let first = task * GROUP;
+        let atoms = first..(first + GROUP).min(n_atoms);
+        let mut n_bins = [0usize; GROUP];
         for (i, a) in atoms.clone().enumerate() {
-            columns[i] = binned.column(a);
             n_bins[i] = binned.n_bins(a);
         }
         let len = atoms.len();
         let positions = (!pass.all_positions).then_some(positions);
-        build(built, &n_bins[..len], &columns[..len], positions, g, h);
+        let words = binned.group(task);
+        build(built, &n_bins[..len], words, positions, g, h);
         let mut best = (None, None);
         let mut derived = derived;
         let mut scan = ScanScratch::default();
@@ -365,13 +359,13 @@ fn run_pass(
     };
     match derived {
         Some(derived) => built
-            .par_chunks_mut(ATOMS_PER_TASK)
-            .zip(derived.par_chunks_mut(ATOMS_PER_TASK))
+            .par_chunks_mut(GROUP)
+            .zip(derived.par_chunks_mut(GROUP))
             .enumerate()
             .map(|(task, (built, derived))| work(task, built, Some(derived)))
             .reduce(|| (None, None), combine),
         None => built
-            .par_chunks_mut(ATOMS_PER_TASK)
+            .par_chunks_mut(GROUP)
             .enumerate()
             .map(|(task, built)| work(task, built, None))
             .reduce(|| (None, None), combine),

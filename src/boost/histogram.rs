@@ -8,8 +8,13 @@
 
 use std::ops::{Add, Sub};
 
+use super::binning::GROUP;
+
 /// Bins per atom slot: every bin a `u8` can name, so indexing by bin needs no check.
 pub(crate) const SLOT: usize = 256;
+
+/// Samples whose bins are gathered before they are added.
+const GATHER: usize = 64;
 
 /// One atom's histogram.
 pub(crate) type Slot = [Bin; SLOT];
@@ -84,17 +89,20 @@ fn add(bin: &mut Bin, g: f32, h: f32) {
     bin.n += 1;
 }
 
-/// Sums the samples into the histograms `slots` of atoms whose bin columns are
-/// `columns`, clearing the first `n_bins[a]` bins of each first. Sample `i` sits at
-/// `positions[i]` in the columns and has gradient `g[i]` and hessian `h[i]`; `None`
-/// for positions means every position in order (the root).
+/// Sums the samples into the histograms `slots` of the atoms of one group (at most
+/// [`GROUP`]), whose bins are `words` (a word per position, lane `a` for slot `a`),
+/// clearing the first `n_bins[a]` bins of each slot first. Sample `i` sits at
+/// `positions[i]` and has gradient `g[i]` and hessian `h[i]`; `None` for positions
+/// means every position in order (the root).
 ///
-/// Four atoms are summed together, so that runs of samples falling in the same bin
-/// (a dark background, say) give four independent chains of additions rather than one.
+/// The group's atoms are summed together, one word read per sample, so that runs of
+/// samples falling in the same bin (a dark background, say) give a chain of additions
+/// per atom rather than one. Each bin adds its samples in position order
+/// whatever the grouping, so the sums do not depend on it.
 pub(crate) fn build(
     slots: &mut [Slot],
     n_bins: &[usize],
-    columns: &[&[u8]],
+    words: &[[u8; GROUP]],
     positions: Option<&[u32]>,
     g: &[f32],
     h: &[f32],
@@ -102,44 +110,38 @@ pub(crate) fn build(
     for (slot, &n) in slots.iter_mut().zip(n_bins) {
         slot[..n].fill(Bin::default());
     }
-    let mut slots = slots;
-    let mut columns = columns;
-    while let ([s0, s1, s2, s3, ..], [c0, c1, c2, c3, ..]) = (&mut *slots, columns) {
-        match positions {
-            None => {
-                for (i, (&g, &h)) in g.iter().zip(h).enumerate() {
-                    add(&mut s0[c0[i] as usize], g, h);
-                    add(&mut s1[c1[i] as usize], g, h);
-                    add(&mut s2[c2[i] as usize], g, h);
-                    add(&mut s3[c3[i] as usize], g, h);
-                }
+    match positions {
+        None => {
+            for ((word, &g), &h) in words.iter().zip(g).zip(h) {
+                add_word(slots, word, g, h);
             }
-            Some(positions) => {
-                for ((&p, &g), &h) in positions.iter().zip(g).zip(h) {
-                    let p = p as usize;
-                    add(&mut s0[c0[p] as usize], g, h);
-                    add(&mut s1[c1[p] as usize], g, h);
-                    add(&mut s2[c2[p] as usize], g, h);
-                    add(&mut s3[c3[p] as usize], g, h);
+        }
+        Some(positions) => {
+            // Words gathered first, a block at a time: their loads, cache misses where
+            // the node's samples are sparse, then overlap, which they would not
+            // between the additions of one sample and the next.
+            let mut gathered = [[0u8; GROUP]; GATHER];
+            for ((positions, g), h) in positions
+                .chunks(GATHER)
+                .zip(g.chunks(GATHER))
+                .zip(h.chunks(GATHER))
+            {
+                for (word, &p) in gathered.iter_mut().zip(positions) {
+                    *word = words[p as usize];
+                }
+                for ((word, &g), &h) in gathered.iter().zip(g).zip(h) {
+                    add_word(slots, word, g, h);
                 }
             }
         }
-        slots = &mut slots[4..];
-        columns = &columns[4..];
     }
-    for (slot, column) in slots.iter_mut().zip(columns) {
-        match positions {
-            None => {
-                for ((&bin, &g), &h) in column.iter().zip(g).zip(h) {
-                    add(&mut slot[bin as usize], g, h);
-                }
-            }
-            Some(positions) => {
-                for ((&p, &g), &h) in positions.iter().zip(g).zip(h) {
-                    add(&mut slot[column[p as usize] as usize], g, h);
-                }
-            }
-        }
+}
+
+/// Adds one sample, whose bins are `word`, to the group's histograms.
+#[inline(always)]
+fn add_word(slots: &mut [Slot], word: &[u8; GROUP], g: f32, h: f32) {
+    for (slot, &bin) in slots.iter_mut().zip(word) {
+        add(&mut slot[bin as usize], g, h);
     }
 }
 
@@ -224,24 +226,29 @@ mod tests {
     proptest! {
         #[test]
         fn histograms_count_each_sample_in_its_bin_and_siblings_subtract(
-            n_atoms in 1usize..10,
+            n_atoms in 1usize..=GROUP,
             samples in prop::collection::vec((0u8..6, -4i8..4, 1u8..4, any::<bool>()), 1..60),
         ) {
             // Whole gradients keep f32 sums exact, so sums can be compared exactly.
             let m = samples.len();
-            let columns_owned: Vec<Vec<u8>> = (0..n_atoms)
+            let columns: Vec<Vec<u8>> = (0..n_atoms)
                 .map(|a| samples.iter().map(|s| (s.0 + a as u8) % 6).collect())
                 .collect();
-            let columns: Vec<&[u8]> = columns_owned.iter().map(|c| &c[..]).collect();
+            let mut words = vec![[0u8; GROUP]; m];
+            for (a, column) in columns.iter().enumerate() {
+                for (word, &bin) in words.iter_mut().zip(column) {
+                    word[a] = bin;
+                }
+            }
             let g: Vec<f32> = samples.iter().map(|s| s.1 as f32).collect();
             let h: Vec<f32> = samples.iter().map(|s| s.2 as f32).collect();
             let n_bins = vec![6; n_atoms];
             let mut root = empty(n_atoms);
-            build(&mut root, &n_bins, &columns, None, &g, &h);
+            build(&mut root, &n_bins, &words, None, &g, &h);
             let left: Vec<u32> = (0..m as u32).filter(|&p| samples[p as usize].3).collect();
             let ordered = |v: &[f32]| left.iter().map(|&p| v[p as usize]).collect::<Vec<_>>();
             let mut left_hist = empty(n_atoms);
-            build(&mut left_hist, &n_bins, &columns, Some(&left), &ordered(&g), &ordered(&h));
+            build(&mut left_hist, &n_bins, &words, Some(&left), &ordered(&g), &ordered(&h));
             for a in 0..n_atoms {
                 for bin in 0..6u8 {
                     let expected = |keep: &dyn Fn(usize) -> bool| {

@@ -15,6 +15,7 @@ pub use criterion::{
     Criterion, Entropy, Float, Gini, GradientHessian, LocalSamples, NodeTargets, Poisson,
     SplitCriterion, SquaredError,
 };
+pub(crate) use projection::sums_exactly_in_integers;
 pub use projection::{key_value, sort_key, NodeProjector};
 pub(crate) use scan::midpoint;
 pub use search::{best_split, SplitRule, SplitScratch};

@@ -294,13 +294,9 @@ impl NodeProjector {
     /// sum in index order is a whole number `f32` holds exactly (and the float sum,
     /// starting from `+0.0`, is never `-0.0`).
     fn mark_integer_sums(&mut self, atoms: &AtomSet, max_whole: u32) {
-        const EXACT_F32_INTEGERS: f32 = (1u32 << 24) as f32;
         self.integer_sums.clear();
-        self.integer_sums.extend((0..atoms.len()).map(|a| {
-            let atom = atoms.get(a);
-            let total: f32 = atom.weights.iter().map(|w| w.abs()).sum();
-            atom.has_integer_weights() && total * max_whole as f32 <= EXACT_F32_INTEGERS
-        }));
+        self.integer_sums
+            .extend((0..atoms.len()).map(|a| sums_exactly_in_integers(atoms.get(a), max_whole)));
     }
 
     /// Lists the distinct features the atoms read, ascending, and the cache lines they
@@ -344,6 +340,16 @@ impl NodeProjector {
                 .extend(indices.iter().map(|&f| self.column_of[f as usize]));
         }
     }
+}
+
+/// Whether `atom`'s sums over values in `0..=max_whole` are whole numbers that `f32`
+/// holds exactly at every partial sum: whole weights with `max_whole * sum |w| <= 2^24`.
+/// Its projections are then the same summed in integers, and each is a whole number
+/// (never `-0.0`: the float sum starts from `+0.0`).
+pub(crate) fn sums_exactly_in_integers(atom: Atom<'_>, max_whole: u32) -> bool {
+    const EXACT_F32_INTEGERS: f32 = (1u32 << 24) as f32;
+    let total: f32 = atom.weights.iter().map(|w| w.abs()).sum();
+    atom.has_integer_weights() && total * max_whole as f32 <= EXACT_F32_INTEGERS
 }
 
 /// `a · x` of a plain atom with whole weights summed in integers: the same value as
