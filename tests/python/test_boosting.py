@@ -246,8 +246,10 @@ def test_missing_values_go_to_the_side_learnt_at_fit(Model):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 12)).astype(np.float32)
     y = rng.integers(0, 2, size=400)
-    # Only whether feature 5 is missing tells the classes apart.
-    X[y == 1, 5] = np.nan
+    # Only whether features 4 to 11 (the lower two rows of the 3 x 4 image) are
+    # missing tells the classes apart: an atom inside them has a missing projection
+    # (one that also reads a present cell rescales its present sum).
+    X[y == 1, 4:] = np.nan
     params = {"n_estimators": 5, "random_state": 0}
     manifold = (
         ManifoldObliqueGradientBoostingClassifier,
@@ -258,7 +260,7 @@ def test_missing_values_go_to_the_side_learnt_at_fit(Model):
     model = Model(**params).fit(X, y)
     X_test = rng.normal(size=(200, 12)).astype(np.float32)
     y_test = rng.integers(0, 2, size=200)
-    X_test[y_test == 1, 5] = np.nan
+    X_test[y_test == 1, 4:] = np.nan
     prediction = model.predict(X_test)
     if hasattr(model, "predict_proba"):
         np.testing.assert_array_equal(prediction, y_test)
