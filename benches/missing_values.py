@@ -9,7 +9,7 @@ model gets the same float32 X with NaN and the same number of trees and threads.
 seed draws its training images, its missing pixels and the forests' random_state;
 test errors are averaged over seeds, and fit and predict times are the best over
 seeds, the models taking turns. Writes benches/results/missing_values.csv (every
-run) and .md (the summary).
+run) and .md (the summary); --quick writes under benches/results/quick/ instead.
 
     python benches/missing_values.py               # about 5 minutes per seed on 2 cores
     python benches/missing_values.py --quick       # 2,000 images, 20 trees: a check
@@ -20,10 +20,9 @@ run) and .md (the summary).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +38,15 @@ from morf_rs import (
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fashion_mnist import load_fashion_mnist  # noqa: E402
-from harness import machine  # noqa: E402
+from harness import (  # noqa: E402
+    command_line,
+    machine,
+    markdown_table,
+    output_folder,
+    timed,
+    write_csv,
+)
 
-RESULTS = Path(__file__).parent / "results"
 SIDE = 28
 BLOCK = 12
 
@@ -106,71 +111,62 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument(
-        "--quick", action="store_true", help="2,000 images and 20 trees, to check"
+        "--quick",
+        action="store_true",
+        help="2,000 images and 20 trees, to check (into results/quick/)",
     )
     parser.add_argument(
         "--boosting",
         action="store_true",
         help="boosted models (n-estimators rounds) instead of forests",
     )
-    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
     if args.quick:
         args.n_train, args.n_test, args.n_estimators = 2000, 2000, 20
-    if args.out is None:
-        name = "missing_values_boosting" if args.boosting else "missing_values"
-        args.out = RESULTS / name
+    name = "missing_values_boosting" if args.boosting else "missing_values"
+    out = output_folder(args.quick, args.out) / name
     make_models = boosted_models if args.boosting else models
 
     X_all, y_all = load_fashion_mnist("train")
     X_test, y_test = load_fashion_mnist("test")
     X_test, y_test = X_test[: args.n_test].astype(np.float32), y_test[: args.n_test]
     # Every run is appended to the CSV as it ends, so an interrupted run keeps them.
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out.with_suffix(".csv"), "w", newline="") as csv_file:
-        writer = None
-        rows = []
-        for seed in range(args.seeds):
-            rng = np.random.default_rng(seed)
-            order = rng.permutation(len(y_all))[: args.n_train]
-            X, y = X_all[order].astype(np.float32), y_all[order]
-            variants = {
-                "complete": (X, X_test),
-                "20% missing at random": (
-                    at_random(X, 0.2, rng),
-                    at_random(X_test, 0.2, rng),
-                ),
-                f"{BLOCK}x{BLOCK} block missing": (
-                    occluded(X, rng),
-                    occluded(X_test, rng),
-                ),
-            }
-            for variant, (X_fit, X_score) in variants.items():
-                for name, model in make_models(
-                    args.n_estimators, args.n_jobs, seed
-                ).items():
-                    start = time.perf_counter()
-                    model.fit(X_fit, y)
-                    fit_seconds = time.perf_counter() - start
-                    start = time.perf_counter()
-                    predicted = model.predict(X_score)
-                    predict_seconds = time.perf_counter() - start
-                    row = {
-                        "seed": seed,
-                        "variant": variant,
-                        "model": name,
-                        "missing_fraction": round(float(np.isnan(X_fit).mean()), 4),
-                        "test_error": round(float(np.mean(predicted != y_test)), 4),
-                        "fit_seconds": round(fit_seconds, 3),
-                        "predict_seconds": round(predict_seconds, 3),
-                    }
-                    rows.append(row)
-                    if writer is None:
-                        writer = csv.DictWriter(csv_file, fieldnames=list(row))
-                        writer.writeheader()
-                    writer.writerow(row)
-                    csv_file.flush()
-                    print(row, flush=True)
+    out.with_suffix(".csv").unlink(missing_ok=True)
+    rows = []
+    for seed in range(args.seeds):
+        rng = np.random.default_rng(seed)
+        order = rng.permutation(len(y_all))[: args.n_train]
+        X, y = X_all[order].astype(np.float32), y_all[order]
+        variants = {
+            "complete": (X, X_test),
+            "20% missing at random": (
+                at_random(X, 0.2, rng),
+                at_random(X_test, 0.2, rng),
+            ),
+            f"{BLOCK}x{BLOCK} block missing": (
+                occluded(X, rng),
+                occluded(X_test, rng),
+            ),
+        }
+        for variant, (X_fit, X_score) in variants.items():
+            for model_name, model in make_models(
+                args.n_estimators, args.n_jobs, seed
+            ).items():
+                _, fit_seconds = timed(partial(model.fit, X_fit, y))
+                predicted, predict_seconds = timed(partial(model.predict, X_score))
+                row = {
+                    "seed": seed,
+                    "variant": variant,
+                    "model": model_name,
+                    "missing_fraction": round(float(np.isnan(X_fit).mean()), 4),
+                    "test_error": round(float(np.mean(predicted != y_test)), 4),
+                    "fit_seconds": round(fit_seconds, 3),
+                    "predict_seconds": round(predict_seconds, 3),
+                }
+                rows.append(row)
+                write_csv(out.with_suffix(".csv"), [row], append=True)
+                print(row, flush=True)
 
     about = machine()
     load = os.getloadavg()[0]
@@ -186,25 +182,27 @@ def main():
         f"{args.n_jobs} threads, {args.seeds} seeds "
         f"(test error: mean and range over seeds; times: best over seeds), "
         f"morf_rs {about['morf_rs']}, scikit-learn {about['sklearn']}. "
-        "Made by `python benches/missing_values.py"
-        + (" --quick" if args.quick else "")
-        + (" --boosting" if args.boosting else "")
-        + f" --seeds {args.seeds}`.",
+        f"Made by `{command_line()}`.",
         "",
-        "| variant | model | pixels missing | test error | fit (s) | predict (s) |",
-        "|---|---|---:|---:|---:|---:|",
     ]
+    table = []
     for variant in dict.fromkeys(row["variant"] for row in rows):
         for model in dict.fromkeys(row["model"] for row in rows):
             runs = [r for r in rows if r["variant"] == variant and r["model"] == model]
             errors = [r["test_error"] for r in runs]
-            lines.append(
-                f"| {variant} | {model} | {runs[0]['missing_fraction']:.1%} | "
-                f"{np.mean(errors):.4f} ({min(errors):.4f}-{max(errors):.4f}) | "
-                f"{min(r['fit_seconds'] for r in runs):.2f} | "
-                f"{min(r['predict_seconds'] for r in runs):.2f} |"
+            table.append(
+                {
+                    "variant": variant,
+                    "model": model,
+                    "pixels missing": f"{runs[0]['missing_fraction']:.1%}",
+                    "test error": f"{np.mean(errors):.4f} "
+                    f"({min(errors):.4f}-{max(errors):.4f})",
+                    "fit (s)": f"{min(r['fit_seconds'] for r in runs):.2f}",
+                    "predict (s)": f"{min(r['predict_seconds'] for r in runs):.2f}",
+                }
             )
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    lines += markdown_table(table)
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

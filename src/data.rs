@@ -1,6 +1,7 @@
 //! Read-only views of the training and scoring inputs.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use ndarray::ArrayView2;
 
@@ -100,6 +101,8 @@ pub struct Rows<'a, T: Clone> {
     pub n_samples: usize,
     /// Number of features per row.
     pub n_features: usize,
+    /// Per row, whether it holds a missing value; worked out on first use.
+    rows_with_missing: OnceLock<Vec<bool>>,
 }
 
 impl<'a, T: Feature> Rows<'a, T> {
@@ -120,6 +123,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             values,
             n_samples,
             n_features,
+            rows_with_missing: OnceLock::new(),
         })
     }
 
@@ -130,6 +134,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_samples: values.len() / n_features,
             n_features,
             values: Cow::Borrowed(values),
+            rows_with_missing: OnceLock::new(),
         }
     }
 
@@ -215,6 +220,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             values,
             n_samples: self.n_samples,
             n_features: self.n_features,
+            rows_with_missing: OnceLock::new(),
         }
     }
 
@@ -256,6 +262,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             values: Cow::Owned(values),
             n_samples: self.n_samples,
             n_features: self.n_features,
+            rows_with_missing: OnceLock::new(),
         }
     }
 
@@ -263,6 +270,19 @@ impl<'a, T: Feature> Rows<'a, T> {
     #[inline(always)]
     pub fn row(&self, i: usize) -> &[T] {
         &self.values[i * self.n_features..(i + 1) * self.n_features]
+    }
+
+    /// Per row, whether it holds a missing value (NaN), worked out once for these rows
+    /// on first use: projections take the slower path that rescales missing cells only
+    /// for the rows that have one.
+    pub fn rows_with_missing(&self) -> &[bool] {
+        self.rows_with_missing.get_or_init(|| {
+            self.values
+                .chunks_exact(self.n_features)
+                // A fold without early exit, so that the test vectorises.
+                .map(|row| row.iter().fold(false, |any, v| any | v.is_missing()))
+                .collect()
+        })
     }
 
     /// Rows `range` alone.

@@ -65,6 +65,14 @@ pub fn rescaled_present_sum(terms: impl Iterator<Item = (f32, f32)>) -> f32 {
         sum += if is_present { weight * value } else { 0.0 };
         present += if is_present { weight.abs() } else { 0.0 };
     }
+    rescale_present_sum(sum, present, whole)
+}
+
+/// The last step of [`rescaled_present_sum`], shared with the node projector's
+/// vectorised paths, which sum `sum`, `present` and `whole` the same way: NaN when no
+/// present weight, `sum` when the present weight is the whole, else `sum` rescaled.
+#[inline(always)]
+pub(crate) fn rescale_present_sum(sum: f32, present: f32, whole: f32) -> f32 {
     if present == 0.0 {
         f32::NAN
     } else if present == whole {

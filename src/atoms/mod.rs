@@ -25,6 +25,7 @@ mod window;
 pub use count::{MaxFeatures, MAX_NODE_PROJECTIONS};
 pub use graph::{GraphAtoms, SamplingGraph};
 pub use kind::AtomKind;
+pub(crate) use missing::rescale_present_sum;
 pub use missing::{rescaled_present_sum, MissingCells};
 pub use patch::Patches;
 pub use pooled::{Pooled, Reductions};

@@ -1,5 +1,5 @@
 use super::pooled_columns::PooledColumns;
-use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
+use crate::atoms::{rescale_present_sum, rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
@@ -72,6 +72,12 @@ pub struct NodeProjector {
     /// are whole and small enough that every partial sum is exact in `f32`, so that
     /// summing in integers gives the same value bit for bit with cheaper additions.
     integer_sums: Vec<bool>,
+    /// Per atom, when X has missing cells: whether the paths here project it under
+    /// [`MissingCells::RescaledPresent`] themselves (see [`Self::mark_rescaled_in_pass`]).
+    rescaled_in_pass: Vec<bool>,
+    /// Per atom marked in `rescaled_in_pass`, its whole weight `sum |w|`, summed as
+    /// [`rescaled_present_sum`] sums it.
+    whole_weights: Vec<f32>,
     /// The projection of pooled atoms, which the paths here leave out.
     pooled: PooledColumns,
 }
@@ -101,6 +107,8 @@ impl NodeProjector {
         out.resize(samples.len() * atoms.len(), 0.0);
         if let Some(max_whole) = T::MAX_WHOLE {
             self.mark_integer_sums(atoms, max_whole);
+        } else {
+            self.mark_rescaled_in_pass(atoms);
         }
         if samples.len() < 2 * ROW_GROUP {
             // Too few rows to prefetch ahead or to gain from a column block: skip
@@ -108,7 +116,7 @@ impl NodeProjector {
             self.line_features.clear();
             self.project_rows(rows, row_of, samples, atoms, out);
             self.pooled.project(rows, row_of, samples, atoms, out);
-            Self::rescale_missing(rows, row_of, samples, atoms, out);
+            self.rescale_missing(rows, row_of, samples, atoms, out);
             return;
         }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
@@ -120,7 +128,29 @@ impl NodeProjector {
             self.project_rows(rows, row_of, samples, atoms, out);
         }
         self.pooled.project(rows, row_of, samples, atoms, out);
-        Self::rescale_missing(rows, row_of, samples, atoms, out);
+        self.rescale_missing(rows, row_of, samples, atoms, out);
+    }
+
+    /// Marks the plain atoms of more than one cell under
+    /// [`MissingCells::RescaledPresent`] with some weight: for a row with a missing
+    /// cell, the paths here sum, in one pass, the present terms and the present weight
+    /// as [`rescaled_present_sum`] does and rescale them. Whether a cell was missing
+    /// need not be known: without one the present weight is the whole (the same sum
+    /// of the same terms), and the rescaling keeps the plain sum.
+    fn mark_rescaled_in_pass(&mut self, atoms: &AtomSet) {
+        self.rescaled_in_pass.clear();
+        self.whole_weights.clear();
+        for a in 0..atoms.len() {
+            let atom = atoms.get(a);
+            let whole = atom.weights.iter().fold(0.0f32, |whole, w| whole + w.abs());
+            self.rescaled_in_pass.push(
+                atom.missing == MissingCells::RescaledPresent
+                    && atom.window.is_none()
+                    && atom.indices.len() >= 2
+                    && whole > 0.0,
+            );
+            self.whole_weights.push(whole);
+        }
     }
 
     /// Replaces the missing projections the paths above summed (one missing cell makes
@@ -128,6 +158,7 @@ impl NodeProjector {
     /// [`MissingCells::RescaledPresent`], as `Atom::project` resolves it. Complete rows
     /// are never read again, so their values stay the plain sums bit for bit.
     fn rescale_missing<T: Feature>(
+        &self,
         rows: &Rows<'_, T>,
         row_of: &[u32],
         samples: &[u32],
@@ -140,9 +171,11 @@ impl NodeProjector {
         let n = samples.len();
         for a in 0..atoms.len() {
             let atom = atoms.get(a);
-            // A plain atom of one cell is missing under either rule.
+            // A plain atom of one cell is missing under either rule; those marked were
+            // rescaled as they were projected.
             if atom.missing == MissingCells::AnyCellMissing
                 || (atom.window.is_none() && atom.indices.len() < 2)
+                || self.rescaled_in_pass[a]
             {
                 continue;
             }
@@ -171,9 +204,17 @@ impl NodeProjector {
         out: &mut [f32],
     ) {
         let n = samples.len();
+        let rows_with_missing: &[bool] = match T::MAX_WHOLE {
+            None => rows.rows_with_missing(),
+            Some(_) => &[],
+        };
         let mut group_rows: [&[T]; ROW_GROUP] = [&[]; ROW_GROUP];
         for group_start in (0..n).step_by(ROW_GROUP) {
             let group = &samples[group_start..n.min(group_start + ROW_GROUP)];
+            let group_has_missing = T::MAX_WHOLE.is_none()
+                && group
+                    .iter()
+                    .any(|&sample| rows_with_missing[row_of[sample as usize] as usize]);
             for (s, &sample) in group.iter().enumerate() {
                 if let Some(&ahead) = samples.get(group_start + s + ROW_GROUP) {
                     prefetch(
@@ -184,14 +225,18 @@ impl NodeProjector {
                 group_rows[s] = rows.row(row_of[sample as usize] as usize);
             }
             if group.len() < ROW_GROUP {
-                for (s, &row) in group_rows[..group.len()].iter().enumerate() {
+                for (s, (&row, &sample)) in group_rows.iter().zip(group).enumerate() {
+                    let row_has_missing = T::MAX_WHOLE.is_none()
+                        && rows_with_missing[row_of[sample as usize] as usize];
                     for a in 0..atoms.len() {
                         let atom = atoms.get(a);
                         if atom.window.is_some() {
                             continue;
                         }
                         out[a * n + group_start + s] =
-                            if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
+                            if row_has_missing && self.rescaled_in_pass[a] {
+                                rescaled_row_sum(atom, self.whole_weights[a], row)
+                            } else if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
                                 integer_sum(atom, row)
                             } else {
                                 atom.project(row)
@@ -206,6 +251,10 @@ impl NodeProjector {
                     continue;
                 }
                 let out = &mut out[a * n + group_start..][..ROW_GROUP];
+                if group_has_missing && self.rescaled_in_pass[a] {
+                    rescaled_group_sums(atom, self.whole_weights[a], &group_rows, out);
+                    continue;
+                }
                 if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
                     let mut sums = [0i32; ROW_GROUP];
                     for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
@@ -245,12 +294,17 @@ impl NodeProjector {
     ) {
         self.assign_columns(atoms);
         let n = samples.len();
+        let rows_with_missing: &[bool] = match T::MAX_WHOLE {
+            None => rows.rows_with_missing(),
+            Some(_) => &[],
+        };
         let block = &mut self.block;
         block.resize(self.features.len() * CHUNK, 0.0);
         let mut sums = [0.0f32; CHUNK];
         for chunk_start in (0..n).step_by(CHUNK) {
             let chunk = &samples[chunk_start..n.min(chunk_start + CHUNK)];
             let m = chunk.len();
+            let mut chunk_has_missing = false;
             for (s, &sample) in chunk.iter().enumerate() {
                 if let Some(&ahead) = samples.get(chunk_start + s + PREFETCH_DISTANCE) {
                     prefetch(
@@ -258,7 +312,9 @@ impl NodeProjector {
                         &self.line_features,
                     );
                 }
-                let row = rows.row(row_of[sample as usize] as usize);
+                let row_index = row_of[sample as usize] as usize;
+                chunk_has_missing |= T::MAX_WHOLE.is_none() && rows_with_missing[row_index];
+                let row = rows.row(row_index);
                 for (column, &feature) in block.chunks_exact_mut(CHUNK).zip(&self.features) {
                     column[s] = row[feature as usize].to_f32();
                 }
@@ -272,8 +328,17 @@ impl NodeProjector {
                 if atom.window.is_some() {
                     continue;
                 }
+                if chunk_has_missing && self.rescaled_in_pass[a] {
+                    let whole = self.whole_weights[a];
+                    for lanes in (0..m).step_by(LANE_GROUP) {
+                        let lane_sums = rescaled_lane_sums(block, columns, weights, lanes, whole);
+                        sums[lanes..lanes + LANE_GROUP].copy_from_slice(&lane_sums);
+                    }
+                    out[a * n + chunk_start..][..m].copy_from_slice(&sums[..m]);
+                    continue;
+                }
                 // A few lanes at a time over all terms, so that their sums stay in
-                // registers; lanes past `m` add stale (finite) cells and are not read.
+                // registers; lanes past `m` add stale cells and are not read.
                 for lanes in (0..m).step_by(LANE_GROUP) {
                     let mut lane_sums = [0.0f32; LANE_GROUP];
                     for (&column, &weight) in columns.iter().zip(weights) {
@@ -363,6 +428,83 @@ fn integer_sum<T: Feature>(atom: Atom<'_>, row: &[T]) -> f32 {
         sum += weight as i32 * row[index as usize].to_i32();
     }
     sum as f32
+}
+
+/// The projections of a plain atom marked in `NodeProjector::rescaled_in_pass` on a
+/// group of rows of which some have missing cells: per row, the present terms and the
+/// present weight summed as [`rescaled_present_sum`] sums them, in one pass, then
+/// rescaled to `whole`, the atom's whole weight; the same values bit for bit.
+#[inline(always)]
+fn rescaled_group_sums<T: Feature>(
+    atom: Atom<'_>,
+    whole: f32,
+    group_rows: &[&[T]; ROW_GROUP],
+    out: &mut [f32],
+) {
+    let mut sums = [0.0f32; ROW_GROUP];
+    let mut present = [0.0f32; ROW_GROUP];
+    for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
+        let magnitude = weight.abs();
+        // Indexed loops: an iterator adaptor built per term may not be inlined.
+        for s in 0..ROW_GROUP {
+            // SAFETY: every index is below the rows' length (checked in `project`).
+            let cell = unsafe { group_rows[s].get_unchecked(index as usize) }.to_f32();
+            add_if_present(&mut sums[s], &mut present[s], weight, magnitude, cell);
+        }
+    }
+    for s in 0..ROW_GROUP {
+        out[s] = rescale_present_sum(sums[s], present[s], whole);
+    }
+}
+
+/// [`rescaled_group_sums`] on one row.
+#[inline(always)]
+fn rescaled_row_sum<T: Feature>(atom: Atom<'_>, whole: f32, row: &[T]) -> f32 {
+    let (mut sum, mut present) = (0.0f32, 0.0f32);
+    for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
+        // SAFETY: every index is below the rows' length (checked in `project`).
+        let cell = unsafe { row.get_unchecked(index as usize) }.to_f32();
+        add_if_present(&mut sum, &mut present, weight, weight.abs(), cell);
+    }
+    rescale_present_sum(sum, present, whole)
+}
+
+/// [`rescaled_group_sums`] on the column path: lanes `lanes..lanes + LANE_GROUP` of
+/// the block, over the atom's `columns`.
+#[inline(always)]
+fn rescaled_lane_sums(
+    block: &[f32],
+    columns: &[u32],
+    weights: &[f32],
+    lanes: usize,
+    whole: f32,
+) -> [f32; LANE_GROUP] {
+    let mut sums = [0.0f32; LANE_GROUP];
+    let mut present = [0.0f32; LANE_GROUP];
+    for (&column, &weight) in columns.iter().zip(weights) {
+        let magnitude = weight.abs();
+        let cells: &[f32; LANE_GROUP] = block[column as usize * CHUNK + lanes..][..LANE_GROUP]
+            .try_into()
+            .unwrap();
+        for s in 0..LANE_GROUP {
+            add_if_present(&mut sums[s], &mut present[s], weight, magnitude, cells[s]);
+        }
+    }
+    for s in 0..LANE_GROUP {
+        sums[s] = rescale_present_sum(sums[s], present[s], whole);
+    }
+    sums
+}
+
+/// Adds `weight * cell` to `sum` and `magnitude` to `present` when `cell` is present,
+/// `+0.0` to both when it is missing, as [`rescaled_present_sum`] does (adding `+0.0`
+/// to a sum started from `+0.0` leaves it as it is). A mask rather than a branch: cells
+/// are missing at random, and the lanes vectorise.
+#[inline(always)]
+fn add_if_present(sum: &mut f32, present: &mut f32, weight: f32, magnitude: f32, cell: f32) {
+    let keep = (!cell.is_nan() as u32).wrapping_neg();
+    *sum += f32::from_bits((weight * cell).to_bits() & keep);
+    *present += f32::from_bits(magnitude.to_bits() & keep);
 }
 
 /// Asks the cache for the lines of `row` holding `features`.

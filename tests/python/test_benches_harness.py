@@ -49,23 +49,7 @@ def _calls_of(tree, owner, attribute):
     ]
 
 
-# Scripts another change is moving onto the harness; remove each once it is there.
-MOVING = {"missing_values.py": "edited on the branch about missing values"}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            path,
-            marks=pytest.mark.xfail(reason=MOVING[path.name], strict=False)
-            if path.name in MOVING
-            else (),
-        )
-        for path in _scripts()
-    ],
-    ids=lambda path: path.name,
-)
+@pytest.mark.parametrize("path", list(_scripts()), ids=lambda path: path.name)
 def test_every_benchmark_script_uses_the_harness(path):
     tree = ast.parse(path.read_text())
     assert "harness" in set(_imported_modules(tree)), (
