@@ -4,6 +4,7 @@
 //! an [`UnsupervisedCriterion`] of the projected values themselves.
 
 mod criterion;
+mod missing_sums;
 mod pooled_columns;
 mod projection;
 mod scan;
