@@ -5,7 +5,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{guarded, parse_params, value_error, PyForest, Samples};
+use super::forest::PyForest;
+use super::{guarded, parse_params, value_error, Samples};
 use crate::stats::{Metric, Truth};
 
 /// The targets a metric scores: class indices (1-D uint32) or values (2-D float64).

@@ -6,8 +6,9 @@ use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::forest::PyForest;
 use super::interrupt::run_interruptible;
-use super::{parse_params, value_error, PyForest, Samples};
+use super::{parse_params, value_error, Samples};
 use crate::{FitControl, Forest, Progress, Targets};
 
 /// Trains a forest on `x` and `targets` with the engine parameters `params`, reporting

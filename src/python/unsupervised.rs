@@ -8,8 +8,9 @@ use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::forest::PyForest;
 use super::interrupt::run_interruptible;
-use super::{bad_choice, guarded, parse_params, value_error, PyForest, Samples};
+use super::{bad_choice, guarded, parse_params, value_error, Samples};
 use crate::{
     similarity_from_leaves, ClusteringCriterion, FitControl, UnsupervisedForest, UnsupervisedParams,
 };
