@@ -175,6 +175,16 @@ def long_morf(**params):
     )
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt during each test, also where the test run was
+    started with SIGINT ignored (a shell's background job), in which case
+    `_thread.interrupt_main` would do nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_interrupting_a_fit_keeps_the_previous_model():
     X_small, y_small = make_circle(100, random_state=0)
     forest = long_morf()
@@ -211,8 +221,10 @@ def test_interrupting_a_first_fit_leaves_the_forest_unfitted():
 
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
     import numpy as np
+    # A shell's background job starts with Ctrl-C ignored: take it back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from morf_rs import ManifoldObliqueForestClassifier
     from morf_rs.datasets import make_bars, make_circle
 
