@@ -13,10 +13,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
-use super::interrupt::{run_interruptible, INLINE_WALKS};
+use super::interrupt::run_interruptible;
 use super::mapping::{from_dict, present, UnknownKeys};
 use super::params::{count_or_fraction, max_features, CountOrFraction};
-use super::{guarded, inspect, stats_dict, value_error, Samples};
+use super::{guarded, inspect, score_rows, stats_dict, value_error, Samples};
 use crate::error::try_filled;
 use crate::{
     BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures, Progress,
@@ -91,8 +91,7 @@ impl PyBooster {
         Ok(PyBooster { model })
     }
 
-    /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
-    /// is short enough to run on the calling thread.
+    /// [`score_rows`] on this model's trees.
     fn score<R: Send>(
         &self,
         py: Python<'_>,
@@ -100,17 +99,7 @@ impl PyBooster {
         n_threads: usize,
         work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        let cancel = AtomicBool::new(false);
-        let options = ScoreOptions::new()
-            .with_threads(n_threads)
-            .with_cancel(&cancel);
-        let walks = n_rows.saturating_mul(self.model.trees().len());
-        let result = if walks < INLINE_WALKS {
-            py.detach(|| work(&options))
-        } else {
-            run_interruptible(py, &cancel, || work(&options), || Ok(()))?
-        };
-        result.map_err(value_error)
+        score_rows(py, n_rows, self.model.trees().len(), n_threads, work)
     }
 }
 

@@ -6,12 +6,9 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, P
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use std::sync::atomic::AtomicBool;
-
-use super::interrupt::{run_interruptible, INLINE_WALKS};
 use super::params::parse_params;
 use super::train::train;
-use super::{explain, guarded, inspect, stats_dict, value_error, Samples};
+use super::{explain, guarded, inspect, score_rows, stats_dict, value_error, Samples};
 use crate::error::try_filled;
 use crate::{Forest, ScoreOptions, Targets};
 
@@ -412,8 +409,7 @@ impl PyForest {
         stats_dict(py, &self.forest.tree_stats())
     }
 
-    /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
-    /// is short enough to run on the calling thread.
+    /// [`score_rows`] on this model's trees.
     fn score<R: Send>(
         &self,
         py: Python<'_>,
@@ -421,16 +417,6 @@ impl PyForest {
         n_threads: usize,
         work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        let cancel = AtomicBool::new(false);
-        let options = ScoreOptions::new()
-            .with_threads(n_threads)
-            .with_cancel(&cancel);
-        let walks = n_rows.saturating_mul(self.forest.trees().len());
-        let result = if walks < INLINE_WALKS {
-            py.detach(|| work(&options))
-        } else {
-            run_interruptible(py, &cancel, || work(&options), || Ok(()))?
-        };
-        result.map_err(value_error)
+        score_rows(py, n_rows, self.forest.trees().len(), n_threads, work)
     }
 }

@@ -9,9 +9,9 @@ use std::sync::atomic::AtomicBool;
 use serde::Deserialize;
 
 use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
-use super::interrupt::{run_interruptible, INLINE_WALKS};
+use super::interrupt::run_interruptible;
 use super::mapping::{from_dict, UnknownKeys};
-use super::{guarded, inspect, stats_dict, value_error, Samples};
+use super::{guarded, inspect, score_rows, stats_dict, value_error, Samples};
 use crate::{FitControl, IsolationForest, IsolationParams, ScoreOptions};
 
 /// A trained isolation forest.
@@ -21,8 +21,7 @@ pub struct PyIsolationForest {
 }
 
 impl PyIsolationForest {
-    /// Scores `n_rows` rows through `work` without the GIL; Ctrl-C stops it unless it
-    /// is short enough to run on the calling thread.
+    /// [`score_rows`] on this model's trees.
     fn score<R: Send>(
         &self,
         py: Python<'_>,
@@ -30,17 +29,7 @@ impl PyIsolationForest {
         n_threads: usize,
         work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        let cancel = AtomicBool::new(false);
-        let options = ScoreOptions::new()
-            .with_threads(n_threads)
-            .with_cancel(&cancel);
-        let walks = n_rows.saturating_mul(self.model.trees().len());
-        let result = if walks < INLINE_WALKS {
-            py.detach(|| work(&options))
-        } else {
-            run_interruptible(py, &cancel, || work(&options), || Ok(()))?
-        };
-        result.map_err(value_error)
+        score_rows(py, n_rows, self.model.trees().len(), n_threads, work)
     }
 }
 

@@ -18,7 +18,11 @@ mod params;
 
 use params::{bad_choice, parse_params};
 
-use crate::MorfError;
+use std::sync::atomic::AtomicBool;
+
+use interrupt::{run_interruptible, INLINE_WALKS};
+
+use crate::{MorfError, ScoreOptions};
 
 /// The Python exception for an engine error: MemoryError when memory ran out,
 /// ValueError for everything the caller can fix.
@@ -97,6 +101,27 @@ mod isolation;
 mod stats;
 mod train;
 mod unsupervised;
+
+/// Scores `n_rows` rows on `n_trees` trees through `work` without the GIL; Ctrl-C
+/// stops it unless it is short enough to run on the calling thread.
+fn score_rows<R: Send>(
+    py: Python<'_>,
+    n_rows: usize,
+    n_trees: usize,
+    n_threads: usize,
+    work: impl FnOnce(&ScoreOptions<'_>) -> crate::Result<R> + Send,
+) -> PyResult<R> {
+    let cancel = AtomicBool::new(false);
+    let options = ScoreOptions::new()
+        .with_threads(n_threads)
+        .with_cancel(&cancel);
+    let result = if n_rows.saturating_mul(n_trees) < INLINE_WALKS {
+        py.detach(|| work(&options))
+    } else {
+        run_interruptible(py, &cancel, || work(&options), || Ok(()))?
+    };
+    result.map_err(value_error)
+}
 
 /// Per-tree statistics as a dict of arrays.
 fn stats_dict<'py>(py: Python<'py>, stats: &[crate::TreeStats]) -> PyResult<Bound<'py, PyDict>> {
