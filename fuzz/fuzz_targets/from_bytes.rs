@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use morf_rs::{Forest, ScoreOptions};
+use morf_rs::{Forest, Inspect, ScoreOptions};
 use ndarray::Array2;
 
 /// Widest probe scored, and most classes: wider forests, or forests of more classes
@@ -34,7 +34,9 @@ fn check(bytes: &[u8]) {
         let x = Array2::from_shape_fn((9, n_features), |(i, j)| {
             ((i * 7 + j * 3) % 11) as f32 - 5.0 + 0.25 * i as f32
         });
-        let proba = forest.predict_proba(x.view(), &ScoreOptions::new()).unwrap();
+        let proba = forest
+            .predict_proba(x.view(), &ScoreOptions::new())
+            .unwrap();
         for row in proba.rows() {
             assert!(row.iter().all(|&p| (0.0..=1.0).contains(&p)), "{row}");
             assert!((row.sum() - 1.0).abs() < 1e-9, "{row}");

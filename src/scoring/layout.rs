@@ -90,9 +90,10 @@ pub(crate) enum Walk {
 /// Trees of at most this many nodes on average are small: a boosted model's.
 const SMALL_TREE_NODES: usize = 512;
 
-/// The trees of a model laid out for scoring blocks of rows.
+/// The trees of a model laid out for scoring blocks of rows. `pub` only because the
+/// sealed [`Inspected`](super::Inspected) names it; no path outside the crate reaches it.
 #[derive(Debug, Clone)]
-pub(crate) struct ScoringTrees {
+pub struct ScoringTrees {
     /// The features some split uses, in increasing order; term columns index it.
     pub(super) features: Vec<u32>,
     /// Per feature, its term column (unspecified for features no split uses).
