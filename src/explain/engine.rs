@@ -343,3 +343,62 @@ impl<'m> Explainer<'m> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ndarray::Array2;
+
+    use super::super::lanes::Isa;
+    use super::super::sealed::Explained;
+    use crate::atoms::Patches;
+    use crate::{AtomKind, Forest, ForestParams, MaxFeatures, ScoreOptions};
+
+    #[test]
+    fn every_vector_width_gives_the_same_values() {
+        // 6x6 images, a tenth of the cells missing, classes set by patch sums.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (n, side) = (300, 6);
+        let mut x = Array2::<f32>::zeros((n, side * side));
+        let mut y = Vec::with_capacity(n);
+        for i in 0..n {
+            for j in 0..side * side {
+                x[[i, j]] = (next() * 2.0 - 1.0) as f32;
+            }
+            let score = x[[i, 0]] + x[[i, 7]] - x[[i, 20]] + x[[i, 35]];
+            y.push(((score + 2.0).max(0.0) as u32).min(2));
+            for j in 0..side * side {
+                if next() < 0.1 {
+                    x[[i, j]] = f32::NAN;
+                }
+            }
+        }
+        let params = ForestParams {
+            n_estimators: 4,
+            atoms: AtomKind::Patches(Patches::new(vec![side, side], vec![1, 1], vec![2, 3])),
+            max_features: MaxFeatures::Count(6),
+            random_state: 4,
+            ..ForestParams::default()
+        };
+        let forest = Forest::fit(&params, x.view(), &y, 3, None).unwrap();
+        let mut explainer = forest.explainer().unwrap();
+        let rows = x.slice(ndarray::s![..29, ..]);
+        let options = ScoreOptions::new();
+        let widest = explainer.contributions(rows, &options).unwrap();
+        for isa in [Isa::Plain, Isa::Avx2, Isa::Avx512] {
+            if isa == Isa::Avx512 && Isa::detect() != Isa::Avx512
+                || isa == Isa::Avx2 && Isa::detect() == Isa::Plain
+            {
+                continue; // not on this processor
+            }
+            explainer.isa = isa;
+            let values = explainer.contributions(rows, &options).unwrap();
+            assert_eq!(values, widest, "{isa:?}");
+        }
+    }
+}

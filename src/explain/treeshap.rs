@@ -34,11 +34,14 @@
 
 use super::bernstein::dot;
 use super::lanes::{Isa, Lanes, LANES};
+use super::players::{ExplainedTree, WalkNode};
+use super::quadrature::{path_shapley, PathScratch};
 
 // The sides of a split, one bit per row of a block, fit a byte.
 const _: () = assert!(LANES <= u8::BITS as usize);
-use super::players::{ExplainedTree, WalkNode};
-use super::quadrature::{path_shapley, PathScratch};
+
+/// The sides of a split that every row of a block takes left.
+const ALL_ROWS: u8 = (((1u16 << LANES) - 1) & 0xff) as u8;
 
 /// Buffers of one thread's walks, reused from tree to tree and row to row.
 #[derive(Debug, Default)]
@@ -225,18 +228,17 @@ impl Walk<'_, '_, '_> {
         let (projections, atoms) = (self.projections, self.atoms);
         let sides = &mut self.scratch.sides;
         sides.clear();
-        sides.extend(self.tree.nodes.iter().map(|node| {
+        sides.resize(self.tree.nodes.len(), 0);
+        for (side, node) in sides.iter_mut().zip(&self.tree.nodes) {
             if node.is_leaf() {
-                return 0;
+                continue;
             }
             let values = &projections[atoms[node.player as usize] as usize];
-            let mut bits = 0;
             for (l, &value) in values.iter().enumerate() {
                 let left = crate::tree::goes_left(value, node.threshold, node.missing_left);
-                bits |= (left as u8) << l;
+                *side |= (left as u8) << l;
             }
-            bits
-        }));
+        }
         V::visit(self, 0, 0, 0);
     }
 
@@ -264,10 +266,6 @@ impl Walk<'_, '_, '_> {
             false => None,
             true => (self.scratch.path.iter()).position(|&(p, _, _)| p == node.player),
         };
-        let (above_zero, above_one) = above.map_or((Lanes::ONE, Lanes::ONE), |at| {
-            let (_, zero, one) = self.scratch.path[at];
-            (zero, one)
-        });
         let polynomials = node.clean && node.n_outputs > 0 && above.is_none();
         if polynomials {
             let start = node.outputs_start as usize;
@@ -276,25 +274,44 @@ impl Walk<'_, '_, '_> {
         let degree = node.degree as usize;
         let mut path_integral = None;
         let left_fraction = node.left_fraction;
-        let sides = [
-            (id + 1, left_fraction, goes_left),
-            (right, 1.0 - left_fraction, Lanes::ONE - goes_left),
+        let edges = [
+            (id + 1, left_fraction, goes_left, sides != 0),
+            (
+                right,
+                1.0 - left_fraction,
+                Lanes::ONE - goes_left,
+                sides != ALL_ROWS,
+            ),
         ];
-        for (child, edge_zero, edge_one) in sides {
-            let (zero, one) = (above_zero * edge_zero, edge_one * above_one);
+        for (child, edge_zero, edge_one, taken) in edges {
             let child_node = tree.nodes[child];
             // A side no row takes and no training sample reached adds nothing, whoever
             // plays; nor does a subtree without values.
             let in_polynomials = polynomials && child_node.n_outputs > 0;
-            if !(zero.any_nonzero() || one.any_nonzero())
-                || !(in_polynomials || child_node.unclean_leaves)
-            {
+            if !(edge_zero > 0.0 || taken) || !(in_polynomials || child_node.unclean_leaves) {
                 continue;
             }
-            match above {
-                None => self.scratch.path.push((node.player, zero, one)),
-                Some(at) => self.scratch.path[at] = (node.player, zero, one),
-            }
+            let (zero, one) = match above {
+                None => (Lanes::splat(edge_zero), edge_one),
+                Some(at) => {
+                    let (_, above_zero, above_one) = self.scratch.path[at];
+                    (above_zero * edge_zero, edge_one * above_one)
+                }
+            };
+            // Only the leaves played one by one read the path: the edges to
+            // subtrees without them stay off it.
+            let on_path = child_node.unclean_leaves;
+            let before = match above {
+                None if on_path => {
+                    self.scratch.path.push((node.player, zero, one));
+                    None
+                }
+                None => None,
+                Some(at) => Some(std::mem::replace(
+                    &mut self.scratch.path[at],
+                    (node.player, zero, one),
+                )),
+            };
             match (child_node.is_leaf(), in_polynomials) {
                 (true, true) => {
                     let integral = *path_integral.get_or_insert_with(|| {
@@ -310,9 +327,10 @@ impl Walk<'_, '_, '_> {
                 }
                 (false, false) => V::visit(self, child, 0, 0),
             }
-            match above {
-                None => _ = self.scratch.path.pop(),
-                Some(at) => self.scratch.path[at] = (node.player, above_zero, above_one),
+            match (above, before) {
+                (Some(at), Some(before)) => self.scratch.path[at] = before,
+                _ if on_path => _ = self.scratch.path.pop(),
+                _ => {}
             }
         }
     }
@@ -358,15 +376,23 @@ impl Walk<'_, '_, '_> {
         let child_node = tree.nodes[child];
         let child_degree = child_node.degree as usize;
         let n_outputs = child_node.n_outputs as usize;
-        // The parent's moments lowered to the child's degree, then times the edge's
-        // factor: the child's moments, one degree lower.
-        let lowered_at = moments_at + degree;
-        let child_moments_at = lowered_at + child_degree + 1;
+        // The parent's moments lowered to the child's degree (a copy, unless they
+        // have its degree already), then times the edge's factor: the child's
+        // moments, one degree lower.
         let moments = &mut self.scratch.moments;
-        moments.copy_within(moments_at..lowered_at, lowered_at);
-        for len in (child_degree + 1..degree).rev() {
-            (tree.ratios).lower_moments(&mut moments[lowered_at..lowered_at + len + 1]);
-        }
+        let lowered_at = match child_degree + 1 == degree {
+            true => moments_at,
+            false => {
+                let lowered_at = moments_at + degree;
+                moments.copy_within(moments_at..lowered_at, lowered_at);
+                for len in (child_degree + 1..degree).rev() {
+                    let lowered = &mut moments[lowered_at..lowered_at + len + 1];
+                    tree.ratios.lower_moments(lowered);
+                }
+                lowered_at
+            }
+        };
+        let child_moments_at = lowered_at + child_degree + 1;
         let (lowered, child_moments) = moments.split_at_mut(child_moments_at);
         tree.ratios.moments_times_factor(
             &lowered[lowered_at..],
