@@ -92,7 +92,7 @@ fn share_block_here<T: Feature>(
     for (atom, values) in atoms.iter().zip(values.chunks_exact_mut(width)) {
         let mut nonzero = Lanes::ZERO;
         for v in values.iter() {
-            nonzero = nonzero + Lanes::indicator(|l| v.0[l] != 0.0);
+            nonzero += Lanes::indicator(|l| v.0[l] != 0.0);
         }
         if !nonzero.any_nonzero() {
             continue;
@@ -172,8 +172,8 @@ fn lane_sharing<T: Feature>(atom: &Atom<'_>, rows: &[&[T]; LANES]) -> (Lanes, La
     }
     let (mut total, mut missing) = (Lanes::ZERO, Lanes::ZERO);
     for (&i, &w) in atom.indices.iter().zip(atom.weights) {
-        for l in 0..LANES {
-            let x = rows[l][i as usize];
+        for (l, row) in rows.iter().enumerate() {
+            let x = row[i as usize];
             missing.0[l] += if x.is_missing() { 1.0 } else { 0.0 };
             total.0[l] += (w as f64 * x.to_f64()).abs();
         }
