@@ -13,7 +13,7 @@ use super::treeshap::{tree_shap, PlayerValues, Scratch};
 use super::AtomContributions;
 use crate::atoms::Atom;
 use crate::data::{Feature, Rows};
-use crate::error::{invalid, Result};
+use crate::error::{invalid, try_filled, Result};
 use crate::runtime::control::is_cancelled;
 use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
@@ -64,6 +64,24 @@ struct BlockScratch {
 struct ScratchPool(Mutex<Vec<BlockScratch>>);
 
 impl ScratchPool {
+    /// Buffers for `chunks` chunks at once, each with a table of `table` values per
+    /// lane (atoms times outputs), or [`MorfError::OutOfMemory`](crate::MorfError)
+    /// when the memory cannot be had: a model of many atoms and outputs needs 64
+    /// bytes per atom and output on each thread.
+    fn for_chunks(chunks: usize, table: usize) -> Result<ScratchPool> {
+        let what = "the contributions' values per atom and output";
+        let scratches = (0..chunks)
+            .map(|_| {
+                let phi = try_filled(table, 1, Lanes::ZERO, what)?;
+                Ok(BlockScratch {
+                    phi,
+                    ..BlockScratch::default()
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(ScratchPool(Mutex::new(scratches)))
+    }
+
     fn take(&self) -> BlockScratch {
         let mut pool = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         pool.pop().unwrap_or_default()
@@ -162,8 +180,9 @@ impl<'m> Explainer<'m> {
         let what = "feature and output (and the expected value)";
         let out = output_rows(out, x.nrows(), columns, what)?;
         let cancel = options.cancel_flag();
-        let pool = ScratchPool::default();
         options.install_costly(x.nrows(), |threads| {
+            let chunks = threads.min(x.nrows().div_ceil(EXPLAIN_CHUNK));
+            let pool = ScratchPool::for_chunks(chunks, self.atoms.len() * self.width)?;
             score_row_chunks(
                 self.n_features,
                 x,
