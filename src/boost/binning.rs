@@ -76,8 +76,11 @@ pub(crate) struct BinnedAtoms {
 #[derive(Debug, Default)]
 struct BinScratch {
     projector: NodeProjector,
-    /// Projections, atom after atom.
+    /// Projections of the edge sample, atom after atom.
     values: Vec<f32>,
+    /// Positions outside the edge sample projected together, and their projections.
+    block: Vec<u32>,
+    block_values: Vec<f32>,
     /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
@@ -147,6 +150,8 @@ impl BinnedAtoms {
                 let BinScratch {
                     projector,
                     values,
+                    block,
+                    block_values,
                     keys,
                     sort_buffer,
                     tables,
@@ -188,20 +193,21 @@ impl BinnedAtoms {
                         (low, start, tables.len() - start)
                     }));
                 }
-                // Bins the projections of positions `start..start + len`, atom after
-                // atom `len` values each.
-                let mut bin_block = |start: usize, len: usize, values: &[f32]| {
+                // Bins the projections `values` of the positions `block`, atom after
+                // atom `block.len()` values each.
+                let mut bin_block = |block: &[u32], values: &[f32]| {
+                    let len = block.len();
                     for (a, (edges, &n_bins)) in
                         edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
                     {
                         let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                        let out = &mut bins[a / GROUP * m + start..][..len];
+                        let out = &mut bins[a / GROUP * m..][..m];
                         let lane = a % GROUP;
-                        let values = &values[a * len..(a + 1) * len];
+                        let values = block.iter().zip(&values[a * len..(a + 1) * len]);
                         if missing {
                             let missing_bin = (n_bins - 1) as u8;
-                            for (word, &value) in out.iter_mut().zip(values) {
-                                word[lane] = if value.is_nan() {
+                            for (&p, &value) in values {
+                                out[p as usize][lane] = if value.is_nan() {
                                     missing_bin
                                 } else {
                                     bin_of(edges, value)
@@ -209,33 +215,35 @@ impl BinnedAtoms {
                             }
                         } else if let Some((low, start, len)) = table_of[a] {
                             let table = &tables[start..start + len];
-                            for (word, &value) in out.iter_mut().zip(values) {
+                            for (&p, &value) in values {
                                 debug_assert_eq!(value, value.trunc());
                                 let index = (value as i32).wrapping_sub(low) as usize;
-                                word[lane] = table
+                                out[p as usize][lane] = table
                                     .get(index)
                                     .copied()
                                     .unwrap_or_else(|| bin_of(edges, value));
                             }
                         } else {
-                            for (word, &value) in out.iter_mut().zip(values) {
-                                word[lane] = bin_of(edges, value);
+                            for (&p, &value) in values {
+                                out[p as usize][lane] = bin_of(edges, value);
                             }
                         }
                     }
                 };
-                if s == m {
-                    // The edge sample is every position in order: its projections
-                    // are already at hand (costly to redo for pooled atoms).
-                    bin_block(0, m, values);
-                    return;
-                }
-                let mut block = Vec::with_capacity(BLOCK);
-                for start in (0..m).step_by(BLOCK) {
+                // The edge sample's projections are at hand (costly to redo for pooled
+                // atoms); the other positions are projected a block at a time.
+                bin_block(&edge_sample, values);
+                let mut edge_positions = edge_sample.iter().copied().peekable();
+                let mut positions =
+                    (0..m as u32).filter(|&p| edge_positions.next_if_eq(&p).is_none());
+                loop {
                     block.clear();
-                    block.extend(start as u32..m.min(start + BLOCK) as u32);
-                    projector.project(rows, row_of, &block, &group, values);
-                    bin_block(start, block.len(), values);
+                    block.extend(positions.by_ref().take(BLOCK));
+                    if block.is_empty() {
+                        break;
+                    }
+                    projector.project(rows, row_of, block, &group, block_values);
+                    bin_block(block, block_values);
                 }
             });
     }
@@ -429,6 +437,46 @@ mod tests {
         bins_of_whole_values(&edges, -5, 9, &mut table);
         let searched: Vec<u8> = (-5..=9).map(|v| bin_of(&edges, v as f32)).collect();
         assert_eq!(table, searched);
+    }
+
+    #[test]
+    fn positions_outside_the_edge_sample_are_binned_as_those_inside() {
+        // More samples than the edge sample: its positions are binned from the
+        // projections that set the edges, the others projected a block at a time.
+        let n = EDGE_SAMPLE + 1_500;
+        let mut rng = Rng::new(7, 0);
+        let x = Array2::from_shape_fn((n + 10, 4), |_| rng.unit() as f32 * 8.0 - 4.0);
+        let rows = Rows::from_view(x.view()).unwrap();
+        let row_of: Vec<u32> = (0..n as u32)
+            .map(|p| (p * 13 + 5) % (n as u32 + 10))
+            .collect();
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        for a in 0..3u32 {
+            atoms.push_pairs(&mut [(a, 1.0), (a + 1, -0.75)]);
+        }
+        let mut binned = BinnedAtoms::default();
+        binned.bin(
+            &rows,
+            &row_of,
+            atoms.clone(),
+            64,
+            false,
+            &mut Rng::new(7, 1),
+        );
+        for a in 0..atoms.len() {
+            let edges: &[f32; MAX_EDGES] = binned.edges[a * MAX_EDGES..][..MAX_EDGES]
+                .try_into()
+                .unwrap();
+            for (p, &row) in row_of.iter().enumerate() {
+                let z = atoms.get(a).project(rows.row(row as usize));
+                assert_eq!(
+                    binned.bin_at(a, p),
+                    bin_of(edges, z),
+                    "atom {a} position {p}"
+                );
+            }
+        }
     }
 
     proptest! {
