@@ -20,6 +20,7 @@
 
 use rayon::prelude::*;
 
+use super::histogram::SLOT;
 use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
@@ -38,6 +39,10 @@ const MIN_ATOMS_PER_TASK: usize = 16;
 
 /// Longest table of the bins of whole-valued projections (bytes, one per value).
 const MAX_TABLE: usize = 1 << 16;
+
+/// Whole-valued projections are counted rather than sorted to set the edges when
+/// their range spans at most this many values per edge sample.
+const COUNTED_SPAN_PER_SAMPLE: usize = 2;
 
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
@@ -66,6 +71,8 @@ pub(crate) struct BinnedAtoms {
     /// Buffers of each parallel task, kept from round to round: a round's projections
     /// are megabytes, which a fresh allocation would have the system clear each round.
     scratch: Vec<BinScratch>,
+    /// Per atom, the number of positions in each bin.
+    counts: Vec<[u32; SLOT]>,
     /// Per group of [`GROUP`] atoms, the bins of each position:
     /// `bins[group * n_positions + position][lane]` for atom `group * GROUP + lane`
     /// (lanes past the last atom hold 0).
@@ -84,6 +91,10 @@ struct BinScratch {
     /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
+    /// Per whole number of an atom's range, its count in the edge sample.
+    counts: Vec<u32>,
+    /// One atom's distinct projections on the edge sample, ascending, with counts.
+    runs: Vec<(f32, u32)>,
     /// Per atom whose projections are whole numbers in a range no longer than the
     /// round: the bin of each whole number in it, as `(lowest, start, length)` into
     /// `tables`, so that binning a projection is one look-up, not a search.
@@ -123,6 +134,8 @@ impl BinnedAtoms {
         self.n_bins.resize(n_atoms, 1);
         self.bins.clear();
         self.bins.resize(n_atoms.div_ceil(GROUP) * m, [0; GROUP]);
+        self.counts.clear();
+        self.counts.resize(n_atoms, [0; SLOT]);
 
         let mut edge_sample: Vec<u32> = (0..m as u32).collect();
         if m > EDGE_SAMPLE {
@@ -144,9 +157,10 @@ impl BinnedAtoms {
             .par_chunks_mut(atoms_per_task * MAX_EDGES)
             .zip(self.n_bins.par_chunks_mut(atoms_per_task))
             .zip(self.bins.par_chunks_mut(atoms_per_task / GROUP * m.max(1)))
+            .zip(self.counts.par_chunks_mut(atoms_per_task))
             .zip(self.scratch.par_iter_mut())
             .enumerate()
-            .for_each(|(task, (((edges, n_bins), bins), scratch))| {
+            .for_each(|(task, ((((edges, n_bins), bins), bin_counts), scratch))| {
                 let BinScratch {
                     projector,
                     values,
@@ -154,6 +168,8 @@ impl BinnedAtoms {
                     block_values,
                     keys,
                     sort_buffer,
+                    counts,
+                    runs,
                     tables,
                     table_of,
                 } = scratch;
@@ -172,19 +188,26 @@ impl BinnedAtoms {
                     .zip(n_bins.iter_mut())
                     .enumerate()
                 {
-                    keys.clear();
-                    keys.extend(
-                        values[a * s..(a + 1) * s]
-                            .iter()
-                            .filter(|v| !v.is_nan())
-                            .map(|&v| (sort_key(v) as u64) << 32),
-                    );
-                    sort_by_value(keys, sort_buffer);
-                    let n_edges = quantile_edges(keys, max_bins, edges);
-                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
-                    let range = whole_range::<T>(group.get(a)).filter(|&(low, high)| {
-                        !missing && ((high as i64 - low as i64) as usize) < m.min(MAX_TABLE)
+                    let atom_values = &values[a * s..(a + 1) * s];
+                    let range = whole_range::<T>(group.get(a))
+                        .filter(|&(low, high)| !missing && span(low, high) < m.min(MAX_TABLE));
+                    let counted = range.is_some_and(|(low, high)| {
+                        span(low, high) <= COUNTED_SPAN_PER_SAMPLE * s
+                            && runs_by_counting(atom_values, low, high, counts, runs)
                     });
+                    if !counted {
+                        keys.clear();
+                        keys.extend(
+                            atom_values
+                                .iter()
+                                .filter(|v| !v.is_nan())
+                                .map(|&v| (sort_key(v) as u64) << 32),
+                        );
+                        sort_by_value(keys, sort_buffer);
+                        runs_of_sorted_keys(keys, runs);
+                    }
+                    let n_edges = quantile_edges(runs, max_bins, edges);
+                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
                     table_of.push(range.map(|(low, high)| {
                         let start = tables.len();
                         let edges: &[f32; MAX_EDGES] =
@@ -245,6 +268,14 @@ impl BinnedAtoms {
                     projector.project(rows, row_of, block, &group, block_values);
                     bin_block(block, block_values);
                 }
+                // Each group's atoms counted together, a word at a time.
+                for (words, bin_counts) in bins.chunks(m.max(1)).zip(bin_counts.chunks_mut(GROUP)) {
+                    for word in words {
+                        for (bin_counts, &bin) in bin_counts.iter_mut().zip(word) {
+                            bin_counts[bin as usize] += 1;
+                        }
+                    }
+                }
             });
     }
 
@@ -267,6 +298,13 @@ impl BinnedAtoms {
     /// `group * GROUP..`), a word per position.
     pub fn group(&self, group: usize) -> &[[u8; GROUP]] {
         &self.bins[group * self.n_positions..(group + 1) * self.n_positions]
+    }
+
+    /// The number of positions in each bin of the atoms of group `group` (atoms
+    /// `group * GROUP..`), atom after atom.
+    pub fn counts(&self, group: usize) -> &[[u32; SLOT]] {
+        let first = group * GROUP;
+        &self.counts[first..(first + GROUP).min(self.counts.len())]
     }
 
     /// The bin of `position` for `atom`.
@@ -330,46 +368,86 @@ fn bins_of_whole_values(edges: &[f32; MAX_EDGES], low: i32, high: i32, table: &m
     }
 }
 
-/// Writes at most `max_bins - 1` ascending edges into `edges` from `keys`, the sorted
-/// [`sort_key`]s of a sample of projections (in their high halves), and returns their
-/// number. Every distinct value gets its own bin when there are at most `max_bins`;
-/// otherwise values are grouped greedily into bins of about equal counts, a value
-/// never split between bins. Each edge is a midpoint between two sample values.
-fn quantile_edges(keys: &[u64], max_bins: usize, edges: &mut [f32]) -> usize {
-    let value = |i: usize| key_value((keys[i] >> 32) as u32);
-    let n = keys.len();
-    let mut distinct = 1;
-    for i in 1..n {
-        distinct += usize::from(keys[i] >> 32 != keys[i - 1] >> 32);
+/// The number of whole numbers from `low` to `high`, less one.
+fn span(low: i32, high: i32) -> usize {
+    (high as i64 - low as i64) as usize
+}
+
+/// Writes into `runs` the distinct values of `keys`, the sorted [`sort_key`]s of a
+/// sample of projections (in their high halves), ascending, each with its count.
+fn runs_of_sorted_keys(keys: &[u64], runs: &mut Vec<(f32, u32)>) {
+    runs.clear();
+    for &key in keys {
+        let value = key_value((key >> 32) as u32);
+        match runs.last_mut() {
+            Some((last, count)) if last.to_bits() == value.to_bits() => *count += 1,
+            _ => runs.push((value, 1)),
+        }
     }
+}
+
+/// Writes into `runs` what [`runs_of_sorted_keys`] would for `values`, whole numbers
+/// from `low` to `high`, by counting each number rather than sorting; false (and
+/// `runs` unspecified) if a value lies outside.
+fn runs_by_counting(
+    values: &[f32],
+    low: i32,
+    high: i32,
+    counts: &mut Vec<u32>,
+    runs: &mut Vec<(f32, u32)>,
+) -> bool {
+    counts.clear();
+    counts.resize(span(low, high) + 1, 0);
+    for &value in values {
+        debug_assert_eq!(value, value.trunc());
+        match counts.get_mut((value as i32).wrapping_sub(low) as usize) {
+            Some(count) => *count += 1,
+            None => return false,
+        }
+    }
+    runs.clear();
+    runs.extend(
+        (low..=high)
+            .zip(counts.iter())
+            .filter(|&(_, &count)| count > 0)
+            .map(|(value, &count)| (value as f32, count)),
+    );
+    true
+}
+
+/// Writes at most `max_bins - 1` ascending edges into `edges` from `runs`, the
+/// distinct values of a sample of projections, ascending, with their counts, and
+/// returns their number. Every distinct value gets its own bin when there are at most
+/// `max_bins`; otherwise values are grouped greedily into bins of about equal counts,
+/// a value never split between bins. Each edge is a midpoint between two sample
+/// values.
+fn quantile_edges(runs: &[(f32, u32)], max_bins: usize, edges: &mut [f32]) -> usize {
     let mut n_edges = 0;
-    if distinct <= max_bins {
-        for i in 1..n {
-            if keys[i] >> 32 != keys[i - 1] >> 32 {
-                edges[n_edges] = midpoint(value(i - 1), value(i));
-                n_edges += 1;
-            }
+    if runs.len() <= max_bins {
+        for (i, pair) in runs.windows(2).enumerate() {
+            edges[i] = midpoint(pair[0].0, pair[1].0);
+            n_edges += 1;
         }
         return n_edges;
     }
+    let n: usize = runs.iter().map(|&(_, count)| count as usize).sum();
     // Greedy: close a bin once it holds its share of what is left, so that a heavy
     // value (many zeros, say) does not starve the bins after it.
     let mut in_bin = 0usize;
-    let mut i = 0;
-    while i < n && n_edges + 1 < max_bins {
-        let mut end = i + 1;
-        while end < n && keys[end] >> 32 == keys[i] >> 32 {
-            end += 1;
+    let mut end = 0;
+    for (r, &(value, count)) in runs.iter().enumerate() {
+        if n_edges + 1 >= max_bins {
+            break;
         }
-        in_bin += end - i;
+        end += count as usize;
+        in_bin += count as usize;
         let bins_left = max_bins - n_edges;
         let share = (n - (end - in_bin)) as f64 / bins_left as f64;
         if end < n && in_bin as f64 >= share {
-            edges[n_edges] = midpoint(value(end - 1), value(end));
+            edges[n_edges] = midpoint(value, runs[r + 1].0);
             n_edges += 1;
             in_bin = 0;
         }
-        i = end;
     }
     n_edges
 }
@@ -382,16 +460,18 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
 
-    fn keys_of(values: &[f32]) -> Vec<u64> {
+    fn runs_of(values: &[f32]) -> Vec<(f32, u32)> {
         let mut keys: Vec<u64> = values.iter().map(|&v| (sort_key(v) as u64) << 32).collect();
         keys.sort_unstable();
-        keys
+        let mut runs = Vec::new();
+        runs_of_sorted_keys(&keys, &mut runs);
+        runs
     }
 
     #[test]
     fn few_distinct_values_get_a_bin_each() {
         let mut edges = [f32::INFINITY; MAX_EDGES];
-        let n = quantile_edges(&keys_of(&[3.0, 1.0, 1.0, 2.0, 3.0]), 255, &mut edges);
+        let n = quantile_edges(&runs_of(&[3.0, 1.0, 1.0, 2.0, 3.0]), 255, &mut edges);
         assert_eq!(&edges[..n], &[1.5, 2.5]);
     }
 
@@ -399,7 +479,7 @@ mod tests {
     fn many_values_share_bins_of_about_equal_counts() {
         let values: Vec<f32> = (0..1000).map(|i| i as f32).collect();
         let mut edges = [f32::INFINITY; MAX_EDGES];
-        let n = quantile_edges(&keys_of(&values), 10, &mut edges);
+        let n = quantile_edges(&runs_of(&values), 10, &mut edges);
         assert_eq!(n, 9);
         let mut counts = [0; 10];
         for &v in &values {
@@ -418,7 +498,7 @@ mod tests {
             .map(|i| if i < 500 { 0.0 } else { i as f32 })
             .collect();
         let mut edges = [f32::INFINITY; MAX_EDGES];
-        let n = quantile_edges(&keys_of(&values), 11, &mut edges);
+        let n = quantile_edges(&runs_of(&values), 11, &mut edges);
         assert_eq!(n, 10);
         assert_eq!(edges[0], 250.0); // midpoint of 0 and 500
         let rest: Vec<usize> = (1..n)
@@ -475,6 +555,29 @@ mod tests {
                     bin_of(edges, z),
                     "atom {a} position {p}"
                 );
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn counting_whole_values_gives_the_runs_sorting_gives(
+            values in prop::collection::vec(-40i32..40, 0..300),
+            low_margin in 0i32..5,
+            high_margin in 0i32..5,
+        ) {
+            let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            let (mut counts, mut runs) = (Vec::new(), Vec::new());
+            let low = values.iter().fold(0.0f32, |a, &b| a.min(b)) as i32 - low_margin;
+            let high = values.iter().fold(0.0f32, |a, &b| a.max(b)) as i32 + high_margin;
+            prop_assert!(runs_by_counting(&values, low, high, &mut counts, &mut runs));
+            prop_assert_eq!(&runs, &runs_of(&values));
+            // A value outside the range is refused, not counted elsewhere.
+            if let Some(&largest) = values.iter().max_by(|a, b| a.total_cmp(b)) {
+                let high = largest as i32 - 1;
+                if high >= low {
+                    prop_assert!(!runs_by_counting(&values, low, high, &mut counts, &mut runs));
+                }
             }
         }
     }
@@ -547,6 +650,11 @@ mod tests {
                 prop_assert_eq!(missing_bin, missing.then(|| n_bins - 1));
                 let present_bins = n_bins - usize::from(missing);
                 let column: Vec<u8> = (0..n).map(|p| binned.bin_at(a, p)).collect();
+                let counts = &binned.counts(a / GROUP)[a % GROUP];
+                for (bin, &count) in counts.iter().enumerate() {
+                    let in_bin = column.iter().filter(|&&b| b as usize == bin).count();
+                    prop_assert_eq!(count as usize, in_bin, "atom {} bin {}", a, bin);
+                }
                 let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
                 for (p, &z) in z.iter().enumerate() {
                     if z.is_nan() {

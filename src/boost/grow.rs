@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 
 use super::binning::{BinnedAtoms, GROUP};
-use super::histogram::{build, subtract, Bin, HistogramPool, Slot, Sums};
+use super::histogram::{build, subtract, Bin, HistogramPool, Samples, Slot, Sums};
 use super::split::{best_group_split, BinSplit, SplitLimits};
 use crate::runtime::control::is_cancelled;
 use crate::split::GradientHessian;
@@ -317,9 +317,15 @@ fn run_pass(
             n_bins[i] = binned.n_bins(a);
         }
         let len = atoms.len();
-        let positions = (!pass.all_positions).then_some(positions);
+        let samples = if pass.all_positions {
+            Samples::All {
+                counts: binned.counts(task),
+            }
+        } else {
+            Samples::At(positions)
+        };
         let words = binned.group(task);
-        build(built, &n_bins[..len], words, positions, g, h);
+        build(built, &n_bins[..len], words, samples, g, h);
         let missing = binned.missing_bin(atoms.start).is_some();
         let mut best = (None, None);
         if pass.scan_built {
