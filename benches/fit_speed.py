@@ -14,8 +14,9 @@ shared machine falls on every build alike. Every build must give the same saved 
 and the same ``predict_proba`` bit for bit: the run stops with an error otherwise.
 The workloads are (a) to (c) unless ``--workloads`` names others: the pooled presets
 and the same families unpooled ((d) to (e')) give what a pooled atom costs against a
-plain one. Writes benches/results/fit_speed.{csv,md} (``--results`` names others;
-``--quick``: profile_fit.py's small sizes, one turn, to benches/results/quick/).
+plain one; (a') is the booster at the size of the LightGBM comparison. Writes
+benches/results/fit_speed.{csv,md} (``--results`` names others; ``--quick``:
+profile_fit.py's small sizes, one turn, to benches/results/quick/).
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ WORKLOADS = {
     "signals-plain": (
         "(e') booster, the same families unpooled, MNIST-1D 4,000 x 50 rounds",
         ["signals-plain", "--rounds", "50"],
+    ),
+    "booster-60k": (
+        "(a') booster, Fashion-MNIST 60,000 x 5 rounds",
+        ["booster", "--n", "60000", "--rounds", "5"],
     ),
 }
 

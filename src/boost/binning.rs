@@ -20,15 +20,15 @@
 
 use rayon::prelude::*;
 
+use super::edges::{quantile_edges, runs_by_counting, runs_of_sorted_keys, span};
+use super::histogram::SLOT;
 use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
-use crate::split::{
-    key_value, midpoint, sort_by_value, sort_key, sums_exactly_in_integers, NodeProjector,
-};
+use crate::split::{sort_by_value, sort_key, sums_exactly_in_integers, NodeProjector};
 
 /// Edges an atom can have: one fewer than the most bins a `u8` can name.
-const MAX_EDGES: usize = 255;
+pub(super) const MAX_EDGES: usize = 255;
 
 /// Samples whose projections set the bin edges: enough for 32 per bin on average.
 const EDGE_SAMPLE: usize = 8192;
@@ -38,6 +38,10 @@ const MIN_ATOMS_PER_TASK: usize = 16;
 
 /// Longest table of the bins of whole-valued projections (bytes, one per value).
 const MAX_TABLE: usize = 1 << 16;
+
+/// Whole-valued projections are counted rather than sorted to set the edges when
+/// their range spans at most this many values per edge sample.
+const COUNTED_SPAN_PER_SAMPLE: usize = 2;
 
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
@@ -66,6 +70,8 @@ pub(crate) struct BinnedAtoms {
     /// Buffers of each parallel task, kept from round to round: a round's projections
     /// are megabytes, which a fresh allocation would have the system clear each round.
     scratch: Vec<BinScratch>,
+    /// Per atom, the number of positions in each bin.
+    counts: Vec<[u32; SLOT]>,
     /// Per group of [`GROUP`] atoms, the bins of each position:
     /// `bins[group * n_positions + position][lane]` for atom `group * GROUP + lane`
     /// (lanes past the last atom hold 0).
@@ -76,11 +82,18 @@ pub(crate) struct BinnedAtoms {
 #[derive(Debug, Default)]
 struct BinScratch {
     projector: NodeProjector,
-    /// Projections, atom after atom.
+    /// Projections of the edge sample, atom after atom.
     values: Vec<f32>,
+    /// Positions outside the edge sample projected together, and their projections.
+    block: Vec<u32>,
+    block_values: Vec<f32>,
     /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
+    /// Per whole number of an atom's range, its count in the edge sample.
+    counts: Vec<u32>,
+    /// One atom's distinct projections on the edge sample, ascending, with counts.
+    runs: Vec<(f32, u32)>,
     /// Per atom whose projections are whole numbers in a range no longer than the
     /// round: the bin of each whole number in it, as `(lowest, start, length)` into
     /// `tables`, so that binning a projection is one look-up, not a search.
@@ -120,6 +133,8 @@ impl BinnedAtoms {
         self.n_bins.resize(n_atoms, 1);
         self.bins.clear();
         self.bins.resize(n_atoms.div_ceil(GROUP) * m, [0; GROUP]);
+        self.counts.clear();
+        self.counts.resize(n_atoms, [0; SLOT]);
 
         let mut edge_sample: Vec<u32> = (0..m as u32).collect();
         if m > EDGE_SAMPLE {
@@ -141,14 +156,19 @@ impl BinnedAtoms {
             .par_chunks_mut(atoms_per_task * MAX_EDGES)
             .zip(self.n_bins.par_chunks_mut(atoms_per_task))
             .zip(self.bins.par_chunks_mut(atoms_per_task / GROUP * m.max(1)))
+            .zip(self.counts.par_chunks_mut(atoms_per_task))
             .zip(self.scratch.par_iter_mut())
             .enumerate()
-            .for_each(|(task, (((edges, n_bins), bins), scratch))| {
+            .for_each(|(task, ((((edges, n_bins), bins), bin_counts), scratch))| {
                 let BinScratch {
                     projector,
                     values,
+                    block,
+                    block_values,
                     keys,
                     sort_buffer,
+                    counts,
+                    runs,
                     tables,
                     table_of,
                 } = scratch;
@@ -167,19 +187,26 @@ impl BinnedAtoms {
                     .zip(n_bins.iter_mut())
                     .enumerate()
                 {
-                    keys.clear();
-                    keys.extend(
-                        values[a * s..(a + 1) * s]
-                            .iter()
-                            .filter(|v| !v.is_nan())
-                            .map(|&v| (sort_key(v) as u64) << 32),
-                    );
-                    sort_by_value(keys, sort_buffer);
-                    let n_edges = quantile_edges(keys, max_bins, edges);
-                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
-                    let range = whole_range::<T>(group.get(a)).filter(|&(low, high)| {
-                        !missing && ((high as i64 - low as i64) as usize) < m.min(MAX_TABLE)
+                    let atom_values = &values[a * s..(a + 1) * s];
+                    let range = whole_range::<T>(group.get(a))
+                        .filter(|&(low, high)| !missing && span(low, high) < m.min(MAX_TABLE));
+                    let counted = range.is_some_and(|(low, high)| {
+                        span(low, high) <= COUNTED_SPAN_PER_SAMPLE * s
+                            && runs_by_counting(atom_values, low, high, counts, runs)
                     });
+                    if !counted {
+                        keys.clear();
+                        keys.extend(
+                            atom_values
+                                .iter()
+                                .filter(|v| !v.is_nan())
+                                .map(|&v| (sort_key(v) as u64) << 32),
+                        );
+                        sort_by_value(keys, sort_buffer);
+                        runs_of_sorted_keys(keys, runs);
+                    }
+                    let n_edges = quantile_edges(runs, max_bins, edges);
+                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
                     table_of.push(range.map(|(low, high)| {
                         let start = tables.len();
                         let edges: &[f32; MAX_EDGES] =
@@ -188,20 +215,21 @@ impl BinnedAtoms {
                         (low, start, tables.len() - start)
                     }));
                 }
-                // Bins the projections of positions `start..start + len`, atom after
-                // atom `len` values each.
-                let mut bin_block = |start: usize, len: usize, values: &[f32]| {
+                // Bins the projections `values` of the positions `block`, atom after
+                // atom `block.len()` values each.
+                let mut bin_block = |block: &[u32], values: &[f32]| {
+                    let len = block.len();
                     for (a, (edges, &n_bins)) in
                         edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
                     {
                         let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                        let out = &mut bins[a / GROUP * m + start..][..len];
+                        let out = &mut bins[a / GROUP * m..][..m];
                         let lane = a % GROUP;
-                        let values = &values[a * len..(a + 1) * len];
+                        let values = block.iter().zip(&values[a * len..(a + 1) * len]);
                         if missing {
                             let missing_bin = (n_bins - 1) as u8;
-                            for (word, &value) in out.iter_mut().zip(values) {
-                                word[lane] = if value.is_nan() {
+                            for (&p, &value) in values {
+                                out[p as usize][lane] = if value.is_nan() {
                                     missing_bin
                                 } else {
                                     bin_of(edges, value)
@@ -209,33 +237,43 @@ impl BinnedAtoms {
                             }
                         } else if let Some((low, start, len)) = table_of[a] {
                             let table = &tables[start..start + len];
-                            for (word, &value) in out.iter_mut().zip(values) {
+                            for (&p, &value) in values {
                                 debug_assert_eq!(value, value.trunc());
                                 let index = (value as i32).wrapping_sub(low) as usize;
-                                word[lane] = table
+                                out[p as usize][lane] = table
                                     .get(index)
                                     .copied()
                                     .unwrap_or_else(|| bin_of(edges, value));
                             }
                         } else {
-                            for (word, &value) in out.iter_mut().zip(values) {
-                                word[lane] = bin_of(edges, value);
+                            for (&p, &value) in values {
+                                out[p as usize][lane] = bin_of(edges, value);
                             }
                         }
                     }
                 };
-                if s == m {
-                    // The edge sample is every position in order: its projections
-                    // are already at hand (costly to redo for pooled atoms).
-                    bin_block(0, m, values);
-                    return;
-                }
-                let mut block = Vec::with_capacity(BLOCK);
-                for start in (0..m).step_by(BLOCK) {
+                // The edge sample's projections are at hand (costly to redo for pooled
+                // atoms); the other positions are projected a block at a time.
+                bin_block(&edge_sample, values);
+                let mut edge_positions = edge_sample.iter().copied().peekable();
+                let mut positions =
+                    (0..m as u32).filter(|&p| edge_positions.next_if_eq(&p).is_none());
+                loop {
                     block.clear();
-                    block.extend(start as u32..m.min(start + BLOCK) as u32);
-                    projector.project(rows, row_of, &block, &group, values);
-                    bin_block(start, block.len(), values);
+                    block.extend(positions.by_ref().take(BLOCK));
+                    if block.is_empty() {
+                        break;
+                    }
+                    projector.project(rows, row_of, block, &group, block_values);
+                    bin_block(block, block_values);
+                }
+                // Each group's atoms counted together, a word at a time.
+                for (words, bin_counts) in bins.chunks(m.max(1)).zip(bin_counts.chunks_mut(GROUP)) {
+                    for word in words {
+                        for (bin_counts, &bin) in bin_counts.iter_mut().zip(word) {
+                            bin_counts[bin as usize] += 1;
+                        }
+                    }
                 }
             });
     }
@@ -261,6 +299,13 @@ impl BinnedAtoms {
         &self.bins[group * self.n_positions..(group + 1) * self.n_positions]
     }
 
+    /// The number of positions in each bin of the atoms of group `group` (atoms
+    /// `group * GROUP..`), atom after atom.
+    pub fn counts(&self, group: usize) -> &[[u32; SLOT]] {
+        let first = group * GROUP;
+        &self.counts[first..(first + GROUP).min(self.counts.len())]
+    }
+
     /// The bin of `position` for `atom`.
     #[inline(always)]
     pub fn bin_at(&self, atom: usize, position: usize) -> u8 {
@@ -282,7 +327,7 @@ impl BinnedAtoms {
 
 /// The bin of `value`: the number of edges below it.
 #[inline(always)]
-fn bin_of(edges: &[f32; MAX_EDGES], value: f32) -> u8 {
+pub(super) fn bin_of(edges: &[f32; MAX_EDGES], value: f32) -> u8 {
     // Branch-free binary search over 255 slots: eight steps, each a conditional add.
     let mut position = 0usize;
     for step in [128, 64, 32, 16, 8, 4, 2, 1] {
@@ -322,50 +367,6 @@ fn bins_of_whole_values(edges: &[f32; MAX_EDGES], low: i32, high: i32, table: &m
     }
 }
 
-/// Writes at most `max_bins - 1` ascending edges into `edges` from `keys`, the sorted
-/// [`sort_key`]s of a sample of projections (in their high halves), and returns their
-/// number. Every distinct value gets its own bin when there are at most `max_bins`;
-/// otherwise values are grouped greedily into bins of about equal counts, a value
-/// never split between bins. Each edge is a midpoint between two sample values.
-fn quantile_edges(keys: &[u64], max_bins: usize, edges: &mut [f32]) -> usize {
-    let value = |i: usize| key_value((keys[i] >> 32) as u32);
-    let n = keys.len();
-    let mut distinct = 1;
-    for i in 1..n {
-        distinct += usize::from(keys[i] >> 32 != keys[i - 1] >> 32);
-    }
-    let mut n_edges = 0;
-    if distinct <= max_bins {
-        for i in 1..n {
-            if keys[i] >> 32 != keys[i - 1] >> 32 {
-                edges[n_edges] = midpoint(value(i - 1), value(i));
-                n_edges += 1;
-            }
-        }
-        return n_edges;
-    }
-    // Greedy: close a bin once it holds its share of what is left, so that a heavy
-    // value (many zeros, say) does not starve the bins after it.
-    let mut in_bin = 0usize;
-    let mut i = 0;
-    while i < n && n_edges + 1 < max_bins {
-        let mut end = i + 1;
-        while end < n && keys[end] >> 32 == keys[i] >> 32 {
-            end += 1;
-        }
-        in_bin += end - i;
-        let bins_left = max_bins - n_edges;
-        let share = (n - (end - in_bin)) as f64 / bins_left as f64;
-        if end < n && in_bin as f64 >= share {
-            edges[n_edges] = midpoint(value(end - 1), value(end));
-            n_edges += 1;
-            in_bin = 0;
-        }
-        i = end;
-    }
-    n_edges
-}
-
 #[cfg(test)]
 mod tests {
     use ndarray::Array2;
@@ -373,52 +374,6 @@ mod tests {
 
     use super::*;
     use crate::rng::Rng;
-
-    fn keys_of(values: &[f32]) -> Vec<u64> {
-        let mut keys: Vec<u64> = values.iter().map(|&v| (sort_key(v) as u64) << 32).collect();
-        keys.sort_unstable();
-        keys
-    }
-
-    #[test]
-    fn few_distinct_values_get_a_bin_each() {
-        let mut edges = [f32::INFINITY; MAX_EDGES];
-        let n = quantile_edges(&keys_of(&[3.0, 1.0, 1.0, 2.0, 3.0]), 255, &mut edges);
-        assert_eq!(&edges[..n], &[1.5, 2.5]);
-    }
-
-    #[test]
-    fn many_values_share_bins_of_about_equal_counts() {
-        let values: Vec<f32> = (0..1000).map(|i| i as f32).collect();
-        let mut edges = [f32::INFINITY; MAX_EDGES];
-        let n = quantile_edges(&keys_of(&values), 10, &mut edges);
-        assert_eq!(n, 9);
-        let mut counts = [0; 10];
-        for &v in &values {
-            counts[bin_of(&edges, v) as usize] += 1;
-        }
-        assert!(
-            counts.iter().all(|&c| (90..=110).contains(&c)),
-            "{counts:?}"
-        );
-    }
-
-    #[test]
-    fn a_heavy_value_keeps_its_own_bin_and_the_rest_share_the_others() {
-        // Half the samples are zero, as pixels of a dark background are.
-        let values: Vec<f32> = (0..1000)
-            .map(|i| if i < 500 { 0.0 } else { i as f32 })
-            .collect();
-        let mut edges = [f32::INFINITY; MAX_EDGES];
-        let n = quantile_edges(&keys_of(&values), 11, &mut edges);
-        assert_eq!(n, 10);
-        assert_eq!(edges[0], 250.0); // midpoint of 0 and 500
-        let rest: Vec<usize> = (1..n)
-            .map(|b| bin_of(&edges, 500.0 + 50.0 * b as f32))
-            .map(usize::from)
-            .collect();
-        assert_eq!(rest, (1..n).map(|b| b + 1).collect::<Vec<_>>());
-    }
 
     #[test]
     fn tables_of_whole_values_give_the_bins_the_search_gives() {
@@ -429,6 +384,46 @@ mod tests {
         bins_of_whole_values(&edges, -5, 9, &mut table);
         let searched: Vec<u8> = (-5..=9).map(|v| bin_of(&edges, v as f32)).collect();
         assert_eq!(table, searched);
+    }
+
+    #[test]
+    fn positions_outside_the_edge_sample_are_binned_as_those_inside() {
+        // More samples than the edge sample: its positions are binned from the
+        // projections that set the edges, the others projected a block at a time.
+        let n = EDGE_SAMPLE + 1_500;
+        let mut rng = Rng::new(7, 0);
+        let x = Array2::from_shape_fn((n + 10, 4), |_| rng.unit() as f32 * 8.0 - 4.0);
+        let rows = Rows::from_view(x.view()).unwrap();
+        let row_of: Vec<u32> = (0..n as u32)
+            .map(|p| (p * 13 + 5) % (n as u32 + 10))
+            .collect();
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        for a in 0..3u32 {
+            atoms.push_pairs(&mut [(a, 1.0), (a + 1, -0.75)]);
+        }
+        let mut binned = BinnedAtoms::default();
+        binned.bin(
+            &rows,
+            &row_of,
+            atoms.clone(),
+            64,
+            false,
+            &mut Rng::new(7, 1),
+        );
+        for a in 0..atoms.len() {
+            let edges: &[f32; MAX_EDGES] = binned.edges[a * MAX_EDGES..][..MAX_EDGES]
+                .try_into()
+                .unwrap();
+            for (p, &row) in row_of.iter().enumerate() {
+                let z = atoms.get(a).project(rows.row(row as usize));
+                assert_eq!(
+                    binned.bin_at(a, p),
+                    bin_of(edges, z),
+                    "atom {a} position {p}"
+                );
+            }
+        }
     }
 
     proptest! {
@@ -499,6 +494,11 @@ mod tests {
                 prop_assert_eq!(missing_bin, missing.then(|| n_bins - 1));
                 let present_bins = n_bins - usize::from(missing);
                 let column: Vec<u8> = (0..n).map(|p| binned.bin_at(a, p)).collect();
+                let counts = &binned.counts(a / GROUP)[a % GROUP];
+                for (bin, &count) in counts.iter().enumerate() {
+                    let in_bin = column.iter().filter(|&&b| b as usize == bin).count();
+                    prop_assert_eq!(count as usize, in_bin, "atom {} bin {}", a, bin);
+                }
                 let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
                 for (p, &z) in z.iter().enumerate() {
                     if z.is_nan() {

@@ -16,8 +16,8 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 
 use super::binning::{BinnedAtoms, GROUP};
-use super::histogram::{build, subtract, HistogramPool, Slot, Sums};
-use super::split::{best_bin_split, BinSplit, ScanScratch, SplitLimits};
+use super::histogram::{build, subtract, Bin, HistogramPool, Samples, Slot, Sums};
+use super::split::{best_group_split, BinSplit, SplitLimits};
 use crate::runtime::control::is_cancelled;
 use crate::split::GradientHessian;
 use crate::tree::{lay_out, Frontier, GrownSplit, GrownTree, Leaves, Tree, TreeLimits};
@@ -317,39 +317,37 @@ fn run_pass(
             n_bins[i] = binned.n_bins(a);
         }
         let len = atoms.len();
-        let positions = (!pass.all_positions).then_some(positions);
+        let samples = if pass.all_positions {
+            Samples::All {
+                counts: binned.counts(task),
+            }
+        } else {
+            Samples::At(positions)
+        };
         let words = binned.group(task);
-        build(built, &n_bins[..len], words, positions, g, h);
+        build(built, &n_bins[..len], words, samples, g, h);
+        let missing = binned.missing_bin(atoms.start).is_some();
         let mut best = (None, None);
-        let mut derived = derived;
-        let mut scan = ScanScratch::default();
-        for (i, a) in atoms.enumerate() {
-            let bins = &built[i][..n_bins[i]];
-            let missing = binned.missing_bin(a).is_some();
-            if pass.scan_built {
-                let found = best_bin_split(
-                    bins,
-                    missing,
-                    pass.built_node.sums,
-                    a as u32,
-                    &settings.split,
-                    &mut scan,
-                );
-                best.0 = BinSplit::better(best.0, found);
+        if pass.scan_built {
+            best.0 = best_group_split(
+                &histograms(built, &n_bins)[..len],
+                atoms.start as u32,
+                missing,
+                pass.built_node.sums,
+                &settings.split,
+            );
+        }
+        if let (Some(derived), Some(other)) = (derived, pass.derived_node) {
+            for ((derived, built), &n) in derived.iter_mut().zip(&*built).zip(&n_bins[..len]) {
+                subtract(derived, built, n);
             }
-            if let (Some(derived), Some(other)) = (derived.as_deref_mut(), pass.derived_node) {
-                subtract(&mut derived[i], &built[i], n_bins[i]);
-                let other_bins = &derived[i][..n_bins[i]];
-                let found = best_bin_split(
-                    other_bins,
-                    missing,
-                    other.sums,
-                    a as u32,
-                    &settings.split,
-                    &mut scan,
-                );
-                best.1 = BinSplit::better(best.1, found);
-            }
+            best.1 = best_group_split(
+                &histograms(derived, &n_bins)[..len],
+                atoms.start as u32,
+                missing,
+                other.sums,
+                &settings.split,
+            );
         }
         best
     };
@@ -370,6 +368,11 @@ fn run_pass(
             .map(|(task, built)| work(task, built, None))
             .reduce(|| (None, None), combine),
     }
+}
+
+/// The bins in use of each of a group's histograms `slots` (`n_bins` of each).
+fn histograms<'a>(slots: &'a [Slot], n_bins: &[usize; GROUP]) -> [&'a [Bin]; GROUP] {
+    std::array::from_fn(|i| slots.get(i).map_or(&[][..], |slot| &slot[..n_bins[i]]))
 }
 
 /// A boosted tree as the layout reads it: each split's atom and threshold, each

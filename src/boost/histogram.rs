@@ -89,11 +89,20 @@ fn add(bin: &mut Bin, g: f32, h: f32) {
     bin.n += 1;
 }
 
+/// The samples a histogram sums.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Samples<'a> {
+    /// Every position in order (a tree's root), whose count in each bin is known:
+    /// `counts[a]` for slot `a`, the same for every output's tree of a round.
+    All { counts: &'a [[u32; SLOT]] },
+    /// The positions of a node.
+    At(&'a [u32]),
+}
+
 /// Sums the samples into the histograms `slots` of the atoms of one group (at most
 /// [`GROUP`]), whose bins are `words` (a word per position, lane `a` for slot `a`),
-/// clearing the first `n_bins[a]` bins of each slot first. Sample `i` sits at
-/// `positions[i]` and has gradient `g[i]` and hessian `h[i]`; `None` for positions
-/// means every position in order (the root).
+/// clearing the first `n_bins[a]` bins of each slot first. Sample `i` is `samples`'
+/// `i`-th position and has gradient `g[i]` and hessian `h[i]`.
 ///
 /// The group's atoms are summed together, one word read per sample, so that runs of
 /// samples falling in the same bin (a dark background, say) give a chain of additions
@@ -103,37 +112,80 @@ pub(crate) fn build(
     slots: &mut [Slot],
     n_bins: &[usize],
     words: &[[u8; GROUP]],
-    positions: Option<&[u32]>,
+    samples: Samples<'_>,
     g: &[f32],
     h: &[f32],
 ) {
     for (slot, &n) in slots.iter_mut().zip(n_bins) {
         slot[..n].fill(Bin::default());
     }
-    match positions {
-        None => {
+    match samples {
+        Samples::All { counts } => {
+            // Counts known (the round's binning counts them once for every output's
+            // root): only the sums are added, the count's increment saved.
             for ((word, &g), &h) in words.iter().zip(g).zip(h) {
-                add_word(slots, word, g, h);
+                add_word_sums(slots, word, g, h);
+            }
+            for ((slot, counts), &n) in slots.iter_mut().zip(counts).zip(n_bins) {
+                for (bin, &count) in slot[..n].iter_mut().zip(counts) {
+                    bin.n = count;
+                }
             }
         }
-        Some(positions) => {
+        Samples::At(positions) => {
             // Words gathered first, a block at a time: their loads, cache misses where
             // the node's samples are sparse, then overlap, which they would not
-            // between the additions of one sample and the next.
+            // between the additions of one sample and the next. Each addition asks
+            // the cache for a word of the next block, so that its gather mostly hits:
+            // one request per sample, spread over the additions, rather than a block
+            // of them at once, which stall when the cache has too many in flight.
             let mut gathered = [[0u8; GROUP]; GATHER];
-            for ((positions, g), h) in positions
+            for (block, ((block_positions, g), h)) in positions
                 .chunks(GATHER)
                 .zip(g.chunks(GATHER))
                 .zip(h.chunks(GATHER))
+                .enumerate()
             {
-                for (word, &p) in gathered.iter_mut().zip(positions) {
+                for (word, &p) in gathered.iter_mut().zip(block_positions) {
                     *word = words[p as usize];
                 }
+                let next = positions.get((block + 1) * GATHER..).unwrap_or(&[]);
+                let mut next = next.iter().take(GATHER);
                 for ((word, &g), &h) in gathered.iter().zip(g).zip(h) {
+                    if let Some(&p) = next.next() {
+                        prefetch(words, p);
+                    }
                     add_word(slots, word, g, h);
                 }
             }
         }
+    }
+}
+
+/// Asks the cache for the word of position `p`.
+#[inline(always)]
+fn prefetch(words: &[[u8; GROUP]], p: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let word = words.as_ptr().wrapping_add(p as usize);
+        // SAFETY: a prefetch only hints the cache, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(word as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (words, p);
+}
+
+/// Adds one sample's gradient and hessian, not its count, to the group's histograms
+/// at its bins `word`.
+#[inline(always)]
+fn add_word_sums(slots: &mut [Slot], word: &[u8; GROUP], g: f32, h: f32) {
+    for (slot, &bin) in slots.iter_mut().zip(word) {
+        let bin = &mut slot[bin as usize];
+        bin.g += g;
+        bin.h += h;
     }
 }
 
@@ -243,12 +295,18 @@ mod tests {
             let g: Vec<f32> = samples.iter().map(|s| s.1 as f32).collect();
             let h: Vec<f32> = samples.iter().map(|s| s.2 as f32).collect();
             let n_bins = vec![6; n_atoms];
+            let mut counts = vec![[0u32; SLOT]; n_atoms];
+            for (counts, column) in counts.iter_mut().zip(&columns) {
+                for &bin in column {
+                    counts[bin as usize] += 1;
+                }
+            }
             let mut root = empty(n_atoms);
-            build(&mut root, &n_bins, &words, None, &g, &h);
+            build(&mut root, &n_bins, &words, Samples::All { counts: &counts }, &g, &h);
             let left: Vec<u32> = (0..m as u32).filter(|&p| samples[p as usize].3).collect();
             let ordered = |v: &[f32]| left.iter().map(|&p| v[p as usize]).collect::<Vec<_>>();
             let mut left_hist = empty(n_atoms);
-            build(&mut left_hist, &n_bins, &words, Some(&left), &ordered(&g), &ordered(&h));
+            build(&mut left_hist, &n_bins, &words, Samples::At(&left), &ordered(&g), &ordered(&h));
             for a in 0..n_atoms {
                 for bin in 0..6u8 {
                     let expected = |keep: &dyn Fn(usize) -> bool| {

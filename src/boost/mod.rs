@@ -27,6 +27,7 @@
 
 mod binning;
 mod checks;
+mod edges;
 mod fit;
 mod format;
 mod grow;

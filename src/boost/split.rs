@@ -16,7 +16,8 @@
 //! Missing projections have a bin of their own, the last: each boundary is tried with
 //! it on either side ([`BinSplit::missing_left`]).
 
-use super::histogram::{Bin, Sums, SLOT};
+use super::binning::GROUP;
+use super::histogram::{Bin, Sums};
 use crate::split::{Float, GradientHessian, SplitCriterion};
 
 /// Settings that decide whether and where a node may be split.
@@ -93,141 +94,228 @@ impl BinSplit {
     }
 }
 
-/// Running sums and scores of one scan, kept between scans (clearing them for every
-/// atom would cost as much as the scan).
-#[derive(Debug)]
-pub(crate) struct ScanScratch {
-    left_g: [f32; SLOT],
-    left_h: [f32; SLOT],
-    left_n: [u32; SLOT],
-    bin_of: [u8; SLOT],
-    costs: [f32; SLOT],
+/// Scans run side by side, one per lane: bin after bin, the lanes' running sums,
+/// children's costs and smallest costs so far are each one operation across lanes
+/// (which the compiler vectorises, divisions included), where one scan alone was a
+/// chain of dependent additions followed by a pass over its stored sums. Four lanes
+/// (one SSE vector) scanned 1.9 times as fast as one atom at a time in a
+/// micro-benchmark (1.17 times within a fit); eight (two vectors, or one AVX2 vector)
+/// were no faster.
+const LANES: usize = 4;
+
+/// One scan: the boundaries of `bins`, with `start` (the missing bin, or nothing) on
+/// the left of every boundary, its missing side recorded as `missing_left`.
+#[derive(Debug, Clone, Copy)]
+struct Scan<'a> {
+    bins: &'a [Bin],
+    start: Bin,
+    missing_left: Option<bool>,
+    atom: u32,
 }
 
-impl Default for ScanScratch {
-    fn default() -> Self {
-        ScanScratch {
-            left_g: [0.0; SLOT],
-            left_h: [0.0; SLOT],
-            left_n: [0; SLOT],
-            bin_of: [0; SLOT],
-            costs: [0.0; SLOT],
-        }
+impl Scan<'_> {
+    const NONE: Scan<'static> = Scan {
+        bins: &[],
+        start: Bin {
+            g: 0.0,
+            h: 0.0,
+            n: 0,
+        },
+        missing_left: None,
+        atom: 0,
+    };
+
+    /// The bins with a boundary after them (all but the last).
+    fn bins_before_boundaries(&self) -> &[Bin] {
+        &self.bins[..self.bins.len().saturating_sub(1)]
     }
 }
 
-/// The best boundary of `atom`'s histogram `bins` (at most [`SLOT`] of them) for a
-/// node with sums `total`, among those leaving enough samples and weight on both sides
-/// and decreasing the criterion. A bin's one entry is its gradient sum and its weight
-/// its hessian sum.
-///
-/// With `has_missing_bin`, the last bin holds the samples whose projection is missing:
-/// when it has some, every boundary is tried with them on the right (the boundary
-/// after the last present bin splitting present from missing), then on the left, and
-/// a side wins only by a larger gain, as in scikit-learn's histogram boosting.
+/// The best boundary of `atom`'s histogram `bins` (at most
+/// [`SLOT`](super::histogram::SLOT) of them) for a node with sums `total`, among
+/// those leaving enough samples and weight on both sides and decreasing the
+/// criterion: [`best_group_split`] of one atom.
+#[cfg(test)]
 pub(crate) fn best_bin_split<C: SplitCriterion>(
     bins: &[Bin],
     has_missing_bin: bool,
     total: Sums,
     atom: u32,
     limits: &SplitLimits<C>,
-    scratch: &mut ScanScratch,
 ) -> Option<BinSplit> {
-    let missing = match bins.last() {
-        Some(&last) if has_missing_bin && last.n > 0 => last,
-        _ => return scan(bins, Bin::default(), None, total, atom, limits, scratch),
-    };
-    let right = scan(
-        bins,
-        Bin::default(),
-        Some(false),
-        total,
-        atom,
-        limits,
-        scratch,
-    );
-    let present = &bins[..bins.len() - 1];
-    let left = scan(present, missing, Some(true), total, atom, limits, scratch);
-    match (right, left) {
-        (Some(r), Some(l)) if l.gain > r.gain => Some(l),
-        (None, l) => l,
-        (r, _) => r,
-    }
+    best_group_split(&[bins], atom, has_missing_bin, total, limits)
 }
 
-/// The best boundary of `bins` with `start` (the missing bin, or nothing) on the left
-/// of every boundary, its missing side recorded as `missing_left`.
+/// The best boundary among the histograms `histograms` of atoms `first_atom..` (at
+/// most [`GROUP`], each of at most [`SLOT`](super::histogram::SLOT) bins) for a node
+/// with sums `total`, among
+/// those leaving enough samples and weight on both sides and decreasing the
+/// criterion. A bin's one entry is its gradient sum and its weight its hessian sum.
 ///
-/// Running sums first, kept only after occupied bins (after an empty bin a boundary
-/// splits the samples as the one before it does); then every kept boundary's
-/// children's cost without branches, in `f32` (a loop the compiler vectorises four
-/// lanes wide, divisions included); then the smallest, the earliest among equals, whose
-/// sums and gain are finally computed in `f64`. Near-ties within `f32` rounding may go
-/// either way, always the same way for the same histogram.
-fn scan<C: SplitCriterion>(
-    bins: &[Bin],
-    start: Bin,
-    missing_left: Option<bool>,
+/// With `has_missing_bin`, each histogram's last bin holds the samples whose
+/// projection is missing: when it has some, every boundary is tried with them on the
+/// right (the boundary after the last present bin splitting present from missing),
+/// then on the left, and a side wins only by a larger gain, as in scikit-learn's
+/// histogram boosting.
+///
+/// Each boundary's children's cost is computed in `f32` from `f32` running sums,
+/// which rank the boundaries; near-ties within `f32` rounding may go either way,
+/// always the same way for the same histogram. The winner of each atom (the earliest
+/// of the smallest cost) has its sums and gain computed again in `f64`, and atoms are
+/// compared by [`BinSplit::beats`].
+pub(crate) fn best_group_split<C: SplitCriterion>(
+    histograms: &[&[Bin]],
+    first_atom: u32,
+    has_missing_bin: bool,
     total: Sums,
-    atom: u32,
     limits: &SplitLimits<C>,
-    scratch: &mut ScanScratch,
 ) -> Option<BinSplit> {
+    debug_assert!(histograms.len() <= GROUP);
     debug_assert_eq!(limits.criterion.n_entries(), 1);
-    let boundaries = bins.len().saturating_sub(1);
-    let ScanScratch {
-        left_g,
-        left_h,
-        left_n,
-        bin_of,
-        costs,
-    } = scratch;
-    // Running sums in f32, for ranking only: the winner's sums and gain are
-    // recomputed in f64 below.
-    let (mut sum_g, mut sum_h, mut sum_n) = (start.g, start.h, start.n);
-    let mut kept = 0;
-    for (b, &bin) in bins[..boundaries].iter().enumerate() {
-        sum_g += bin.g;
-        sum_h += bin.h;
-        sum_n += bin.n;
-        left_g[kept] = sum_g;
-        left_h[kept] = sum_h;
-        left_n[kept] = sum_n;
-        bin_of[kept] = b as u8;
-        kept += usize::from(bin.n > 0);
+    // Each atom's scans: missing samples right, then (when it has some) left.
+    let mut scans = [Scan::NONE; 2 * GROUP];
+    let mut n_scans = 0;
+    for (&bins, atom) in histograms.iter().zip(first_atom..) {
+        let missing = match bins.last() {
+            Some(&last) if has_missing_bin && last.n > 0 => Some(last),
+            _ => None,
+        };
+        scans[n_scans] = Scan {
+            bins,
+            start: Bin::default(),
+            missing_left: missing.map(|_| false),
+            atom,
+        };
+        n_scans += 1;
+        if let Some(missing) = missing {
+            scans[n_scans] = Scan {
+                bins: &bins[..bins.len() - 1],
+                start: missing,
+                missing_left: Some(true),
+                atom,
+            };
+            n_scans += 1;
+        }
     }
+    let scans = &scans[..n_scans];
+    let mut found = [None; 2 * GROUP];
+    for (batch, found) in scans.chunks(LANES).zip(found.chunks_mut(LANES)) {
+        let last_left = best_boundaries(batch, total, limits);
+        let lefts = left_sums(batch, &last_left);
+        for (((scan, &bin), &left), found) in batch.iter().zip(&last_left).zip(&lefts).zip(found) {
+            *found = bin.and_then(|bin| split_with_gain(scan, bin, left, total, limits));
+        }
+    }
+    let mut best = None;
+    let mut i = 0;
+    while i < n_scans {
+        let atom_best = if scans[i].missing_left.is_some() {
+            i += 2;
+            // Missing samples left win only by a larger gain.
+            match (found[i - 2], found[i - 1]) {
+                (Some(r), Some(l)) if l.gain > r.gain => Some(l),
+                (None, l) => l,
+                (r, _) => r,
+            }
+        } else {
+            i += 1;
+            found[i - 1]
+        };
+        best = BinSplit::better(best, atom_best);
+    }
+    best
+}
+
+/// For each scan of `batch` (at most [`LANES`]), the last bin on the left of its
+/// best boundary, if any is allowed: the boundary after an occupied bin (after an
+/// empty one a boundary splits the samples as the one before it does) leaving enough
+/// samples and weight on both sides, whose children's cost, computed in `f32` from
+/// `f32` running sums (for ranking only), is the smallest; the earliest among equals.
+fn best_boundaries<C: SplitCriterion>(
+    batch: &[Scan<'_>],
+    total: Sums,
+    limits: &SplitLimits<C>,
+) -> [Option<usize>; LANES] {
     let criterion = &limits.criterion;
     let min_n = limits.min_samples_leaf;
     let min_h = limits.min_child_weight as f32;
     let (g, h, n) = (total.g as f32, total.h as f32, total.n);
-    for i in 0..kept {
-        let (gl, hl, nl) = (left_g[i], left_h[i], left_n[i]);
-        let (gr, hr, nr) = (g - gl, h - hl, n - nl);
-        let allowed = (nl >= min_n) & (nr >= min_n) & (hl >= min_h) & (hr >= min_h);
-        let cost = side_cost(criterion, gl, hl) + side_cost(criterion, gr, hr);
-        costs[i] = if allowed { cost } else { f32::INFINITY };
+    let bins: [&[Bin]; LANES] =
+        std::array::from_fn(|j| batch.get(j).map_or(&[][..], Scan::bins_before_boundaries));
+    let start = |j: usize| batch.get(j).map_or(Bin::default(), |scan| scan.start);
+    let (mut left_g, mut left_h, mut left_n) = (
+        std::array::from_fn::<f32, LANES, _>(|j| start(j).g),
+        std::array::from_fn::<f32, LANES, _>(|j| start(j).h),
+        std::array::from_fn::<u32, LANES, _>(|j| start(j).n),
+    );
+    let mut smallest = [f32::INFINITY; LANES];
+    let mut last_left = [0u32; LANES];
+    let longest = bins.iter().map(|bins| bins.len()).max().unwrap_or(0);
+    for b in 0..longest {
+        // Past a scan's last boundary, an empty bin: never allowed.
+        let bin: [Bin; LANES] =
+            std::array::from_fn(|j| bins[j].get(b).copied().unwrap_or_default());
+        for j in 0..LANES {
+            left_g[j] += bin[j].g;
+            left_h[j] += bin[j].h;
+            left_n[j] = left_n[j].wrapping_add(bin[j].n);
+            let (gl, hl, nl) = (left_g[j], left_h[j], left_n[j]);
+            let (gr, hr, nr) = (g - gl, h - hl, n.wrapping_sub(nl));
+            let allowed =
+                (bin[j].n > 0) & (nl >= min_n) & (nr >= min_n) & (hl >= min_h) & (hr >= min_h);
+            let cost = side_cost(criterion, gl, hl) + side_cost(criterion, gr, hr);
+            // Strictly smaller: each lane keeps the earliest of its smallest.
+            let smaller = allowed & (cost < smallest[j]);
+            smallest[j] = if smaller { cost } else { smallest[j] };
+            last_left[j] = if smaller { b as u32 } else { last_left[j] };
+        }
     }
-    // The smallest cost (compare-and-select, which vectorises), then its first place.
-    let smallest = costs[..kept]
-        .iter()
-        .fold(f32::INFINITY, |m, &c| if c < m { c } else { m });
-    if smallest == f32::INFINITY {
-        return None;
+    std::array::from_fn(|j| (smallest[j] != f32::INFINITY).then_some(last_left[j] as usize))
+}
+
+/// The sums in `f64` of the scans `batch` (at most [`LANES`]) over their bins up to
+/// `last_left` (included, with the scan's start): the same additions in the same
+/// order as one scan alone, their common part interleaved across the batch.
+fn left_sums(batch: &[Scan<'_>], last_left: &[Option<usize>; LANES]) -> [Sums; LANES] {
+    let mut sums: [Sums; LANES] =
+        std::array::from_fn(|j| Sums::default() + batch.get(j).map_or(Bin::default(), |s| s.start));
+    let bins: [&[Bin]; LANES] = std::array::from_fn(|j| match (batch.get(j), last_left[j]) {
+        (Some(scan), Some(bin)) => &scan.bins[..=bin],
+        _ => &[][..],
+    });
+    let common = bins.iter().map(|bins| bins.len()).min().unwrap_or(0);
+    for b in 0..common {
+        for (sums, bins) in sums.iter_mut().zip(&bins) {
+            *sums = *sums + bins[b];
+        }
     }
-    let first = costs[..kept].iter().position(|&c| c == smallest)?;
-    let bin = bin_of[first] as usize;
-    let left = bins[..=bin]
-        .iter()
-        .fold(Sums::default() + start, |sums, &bin| sums + bin);
+    for (sums, bins) in sums.iter_mut().zip(&bins) {
+        for &bin in &bins[common..] {
+            *sums = *sums + bin;
+        }
+    }
+    sums
+}
+
+/// The split of `scan` with bins up to `bin` on the left, whose sums are `left`, if
+/// it decreases the criterion.
+fn split_with_gain<C: SplitCriterion>(
+    scan: &Scan<'_>,
+    bin: usize,
+    left: Sums,
+    total: Sums,
+    limits: &SplitLimits<C>,
+) -> Option<BinSplit> {
+    let criterion = &limits.criterion;
     let right = total - left;
     let gain = side_cost(criterion, total.g, total.h)
         - (side_cost(criterion, left.g, left.h) + side_cost(criterion, right.g, right.h));
     (gain > 0.0).then_some(BinSplit {
         gain,
-        atom,
+        atom: scan.atom,
         bin: bin as u16,
         left,
-        missing_left,
+        missing_left: scan.missing_left,
     })
 }
 
@@ -253,7 +341,7 @@ mod tests {
             bins.extend(missing_bin);
             let total = bins.iter().fold(Sums::default(), |a, &b| a + b);
             let limits = SplitLimits::boosting(min_samples_leaf, l2);
-            let found = best_bin_split(&bins, missing.is_some(), total, 3, &limits, &mut ScanScratch::default());
+            let found = best_bin_split(&bins, missing.is_some(), total, 3, &limits);
             let score = |s: Sums| s.g * s.g / (s.h + l2);
             let has_missing = missing_bin.is_some_and(|m| m.n > 0);
             // Every boundary after an occupied present bin, missing samples right, then
@@ -344,7 +432,7 @@ mod tests {
                 bin.n += 1;
             }
             let total = bins.iter().fold(Sums::default(), |a, &b| a + b);
-            let found = best_bin_split(&bins, false, total, 0, &limits, &mut ScanScratch::default());
+            let found = best_bin_split(&bins, false, total, 0, &limits);
             let tolerance = 1e-5 * (total.g * total.g).max(1.0);
             match (found, exact) {
                 (Some(found), Some(exact)) => {
@@ -355,6 +443,46 @@ mod tests {
                 (Some(found), None) => prop_assert!(found.gain <= tolerance),
                 (None, None) => {}
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_group_scanned_together_finds_what_its_atoms_scanned_alone_find(
+            samples in prop::collection::vec((-5i32..5, 1u32..4), 1..120),
+            n_bins in prop::collection::vec(1usize..40, 1..=GROUP),
+            has_missing_bin in any::<bool>(),
+            min_samples_leaf in 1u32..4,
+            l2 in 0.0f64..2.0,
+            seed in any::<u64>(),
+        ) {
+            // One node's samples binned by each atom (the last bin holding the missing
+            // samples where there is one): the atoms' scans side by side, in lanes,
+            // against each atom's scans alone. Lanes do not mix: the very same split.
+            let mut rng = crate::rng::Rng::new(seed, 0);
+            let histograms: Vec<Vec<Bin>> = n_bins
+                .iter()
+                .map(|&n_bins| {
+                    let mut bins = vec![Bin::default(); n_bins];
+                    for &(g, h) in &samples {
+                        let bin = &mut bins[rng.below(n_bins)];
+                        bin.g += g as f32 * 0.37;
+                        bin.h += h as f32;
+                        bin.n += 1;
+                    }
+                    bins
+                })
+                .collect();
+            let total = histograms[0].iter().fold(Sums::default(), |a, &b| a + b);
+            let limits = SplitLimits::boosting(min_samples_leaf, l2);
+            let slices: Vec<&[Bin]> = histograms.iter().map(Vec::as_slice).collect();
+            let together = best_group_split(&slices, 5, has_missing_bin, total, &limits);
+            let mut alone = None;
+            for (a, bins) in slices.iter().enumerate() {
+                let found = best_bin_split(bins, has_missing_bin, total, 5 + a as u32, &limits);
+                alone = BinSplit::better(alone, found);
+            }
+            prop_assert_eq!(together, alone);
         }
     }
 
