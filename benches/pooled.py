@@ -12,13 +12,14 @@ patch_max=8, the preset's 200 candidates) at the same rounds. Fashion-MNIST: the
 10,000 training and test images, boosted with the images dictionary beside the same
 families pooled, at equal rounds and candidates; fit and scoring times beside each
 error. Seeds: the papers' circle, bars, impulse and multivariate simulations at
-n = 200 and 1,000 (test sets of 10,000), the models of benches/boosting.py's seed
-part (today's) beside the presets ("signals" for the 1-D ones, "images" for bars,
-both for the 3 x 100 multivariate signals): boosted at defaults, boosted with the
-recipe's 15 leaves and min_samples_leaf=5, and the forest (300 trees); a summary per
-experiment says whether each preset model is worse than today's best beyond the
-spread over seeds. Figures go to benches/results/pooled.csv (one row per fit,
-appended), and this run's to pooled_PART.md beside it.
+n = 200 and 1,000 (test sets of 10,000, ``--seed-test``), the models of
+benches/boosting.py's seed part (today's) beside the presets ("signals" for the 1-D
+ones, "images" for bars, both for the 3 x 100 multivariate signals): boosted at
+defaults, boosted with the recipe's 15 leaves and min_samples_leaf=5, and the forest
+(300 trees); a summary per experiment says whether each preset model is worse than
+today's best beyond the spread over seeds (pooled_seeds.csv / .md). The other parts'
+figures go to benches/results/pooled.csv (one row per fit, appended), and this run's
+to pooled_PART.md beside it.
 """
 
 from __future__ import annotations
@@ -257,7 +258,9 @@ def seed_rows(args):
     sizes = (200,) if args.quick else (200, 1000)
     for experiment in args.experiments or SEEDS:
         make = getattr(datasets, f"make_{experiment}")
-        X_test, y_test = make(1000 if args.quick else 10_000, random_state=TEST_SEED)
+        X_test, y_test = make(
+            1000 if args.quick else args.seed_test, random_state=TEST_SEED
+        )
         for n in sizes:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 X, y = make(n, random_state=seed)
@@ -332,6 +335,7 @@ def main():
     )
     parser.add_argument("--seed-rounds", type=int, help="seeds (default 200)")
     parser.add_argument("--seed-trees", type=int, default=300, help="seeds forests")
+    parser.add_argument("--seed-test", type=int, default=10_000, help="seeds test set")
     parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
     parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()

@@ -36,6 +36,19 @@ from harness import (  # noqa: E402
 )
 
 CHECKPOINTS = (50, 100, 150, 200, 250, 300)  # rounds at which the test error is kept
+CSV = RESULTS / "presets_search.csv"
+NOTES = """
+err_K: test error after K rounds of one fit (staged_decision_function); variants in
+benches/presets_search.py (VARIANTS), each at the defaults of
+ManifoldObliqueGradientBoostingClassifier otherwise, early stopping off, seed 0.
+fit_s is wall time on the shared 2-core machine under nice 19 (load 10 to 19), so
+compare fit_cpu_s. "preset reuse0.5 (prototype)": the preset with up to half of each
+round's candidates taken from the atoms the previous round's trees split on (a
+prototype in src/boost/fit.rs, not kept, run on a test-release build of it; the other
+rows on main's release build at 07134d9). Not in the table: "global" (a fifth of the
+pooled atoms pooled over the whole image), stopped after more than 460 CPU seconds of
+fit, twice the preset's, without a figure. VARIANTS also holds candidates not run.
+"""
 
 
 def mixture(
@@ -102,6 +115,8 @@ VARIANTS = {
     "window2-4": dict(window=(2, 4)),
     "window4-12": dict(window=(4, 12)),
     "extent7": dict(extent=7),
+    "extent9": dict(extent=9),
+    "extent3": dict(extent=3),
     "pooled-extent3": dict(pooled_extent=3),
     "bumps": dict(bumps=0.1),
     "global": dict(global_share=0.2),
@@ -135,7 +150,7 @@ def run(name, args, X, y, X_test, y_test):
     _, fit_s = timed(partial(model.fit, X, y))
     cpu_s = cpu_clock() - cpu_start
     row = dict(
-        variant=name,
+        variant=name + args.tag,
         n_train=len(y),
         n_test=len(y_test),
         seed=args.seed,
@@ -152,36 +167,39 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variants", nargs="*")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--report", action="store_true", help="rewrite the .md only")
     parser.add_argument("--train", type=int, default=20_000)
     parser.add_argument("--test", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--tag", default="", help="added to the variant's name")
     args = parser.parse_args()
     if args.list:
         for name, settings in VARIANTS.items():
             print(f"{name}: {settings}")
         return
+    if args.report:
+        write_report()
+        return
     X, y, X_test, y_test = fashion(quick=False)
     X, y = X[: args.train], y[: args.train]
     X_test, y_test = X_test[: args.test], y_test[: args.test]
-    csv_path = RESULTS / "presets_search.csv"
     for name in args.variants:
         row = run(name, args, X, y, X_test, y_test)
-        write_csv(csv_path, [row], append=True)
-        write_markdown(
-            RESULTS / "presets_search.md",
-            "The search for the images preset (Fashion-MNIST subsets)",
-            read_csv(csv_path),
-            machine(),
-            notes=(
-                "err_K: test error after K rounds of one fit (staged_decision_function)"
-                "; variants in benches/presets_search.py (VARIANTS); defaults of "
-                "ManifoldObliqueGradientBoostingClassifier otherwise, early stopping "
-                "off. fit_s is wall time on the shared 2-core machine under nice 19 "
-                "(compare fit_cpu_s)."
-            ),
-        )
+        write_csv(CSV, [row], append=True)
+        write_report()
+
+
+def write_report():
+    """presets_search.md from every row of presets_search.csv."""
+    write_markdown(
+        RESULTS / "presets_search.md",
+        "The search for the images preset (Fashion-MNIST subsets)",
+        read_csv(CSV),
+        machine(),
+        notes=NOTES,
+    )
 
 
 if __name__ == "__main__":
