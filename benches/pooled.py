@@ -2,6 +2,7 @@
 
     python benches/pooled.py --part mnist1d   # MNIST-1D 4,000 / 1,000, seed 99
     python benches/pooled.py --part fashion   # Fashion-MNIST 10,000 / 10,000 subset
+    python benches/pooled.py --part seeds     # the papers' simulations, 3 seeds
     python benches/pooled.py --part mnist1d --quick   # a check, to results/quick/
 
 MNIST-1D: the boosted model with ``dictionary="signals"`` at 300 rounds and otherwise
@@ -10,8 +11,15 @@ the boosted model with the same families unpooled (benches/boosting.py's diction
 patch_max=8, the preset's 200 candidates) at the same rounds. Fashion-MNIST: the first
 10,000 training and test images, boosted with the images dictionary beside the same
 families pooled, at equal rounds and candidates; fit and scoring times beside each
-error. Figures go to benches/results/pooled.csv (one row per fit, appended), and
-this run's to pooled_PART.md beside it.
+error. Seeds: the papers' circle, bars, impulse and multivariate simulations at
+n = 200 and 1,000 (test sets of 10,000, ``--seed-test``), the models of
+benches/boosting.py's seed part (today's) beside the presets ("signals" for the 1-D
+ones, "images" for bars, both for the 3 x 100 multivariate signals): boosted at
+defaults, boosted with the recipe's 15 leaves and min_samples_leaf=5, and the forest
+(300 trees); a summary per experiment says whether each preset model is worse than
+today's best beyond the spread over seeds (pooled_seeds.csv / .md). The other parts'
+figures go to benches/results/pooled.csv (one row per fit, appended), and this run's
+to pooled_PART.md beside it.
 """
 
 from __future__ import annotations
@@ -155,9 +163,163 @@ def fashion_rows(args):
     return rows
 
 
+# Presets of the seed experiments, by how many axes the data has, and multivariate's.
+SEED_PRESETS = {1: ("signals",), 2: ("images",)}
+MULTIVARIATE_PRESETS = ("signals", "images")
+
+
+def seed_models(experiment, seed, args):
+    """(name, model, today's) for one seed experiment: benches/boosting.py's models
+    (LightGBM left out: never the best there) and the preset models."""
+    from boosting import SEED_ROUNDS, SEEDS, morf_booster, papers_forest, random_forest
+
+    from morf_rs import (
+        ManifoldObliqueForestClassifier,
+        ManifoldObliqueGradientBoostingClassifier,
+    )
+
+    shape, pmin, pmax, max_features, wrap, boost_max = SEEDS[experiment]
+    rounds = args.seed_rounds or SEED_ROUNDS
+    trees = args.seed_trees
+    common = dict(n_jobs=args.threads, random_state=seed)
+    recipe_leaves = dict(min_samples_leaf=5, max_leaf_nodes=15)
+    today = [
+        (
+            "boosted (recipe)",
+            morf_booster(
+                shape, boost_max, rounds, args.threads, seed, wrap=wrap, **recipe_leaves
+            ),
+        ),
+        (
+            "boosted (recipe), learning_rate 0.03",
+            morf_booster(
+                shape,
+                boost_max,
+                rounds,
+                args.threads,
+                seed,
+                wrap=wrap,
+                learning_rate=0.03,
+                **recipe_leaves,
+            ),
+        ),
+        (
+            "MORF forest (papers)",
+            papers_forest(
+                shape, pmin, pmax, max_features, wrap, args.threads, seed, trees
+            ),
+        ),
+        ("RF", random_forest(args.threads, seed, trees)),
+    ]
+    presets = (
+        MULTIVARIATE_PRESETS
+        if experiment == "multivariate"
+        else SEED_PRESETS[len(shape)]
+    )
+    pooled = []
+    for preset in presets:
+        boosted = dict(
+            n_estimators=rounds,
+            image_shape=shape,
+            wrap=wrap,
+            dictionary=preset,
+            early_stopping=False,
+            **common,
+        )
+        pooled += [
+            (
+                f'boosted, dictionary="{preset}"',
+                ManifoldObliqueGradientBoostingClassifier(**boosted),
+            ),
+            (
+                f'boosted, dictionary="{preset}", 15 leaves, min_samples_leaf=5',
+                ManifoldObliqueGradientBoostingClassifier(**boosted, **recipe_leaves),
+            ),
+            (
+                f'forest, dictionary="{preset}"',
+                ManifoldObliqueForestClassifier(
+                    n_estimators=trees,
+                    image_shape=shape,
+                    wrap=wrap,
+                    dictionary=preset,
+                    **common,
+                ),
+            ),
+        ]
+    return [(n, m, True) for n, m in today] + [(n, m, False) for n, m in pooled]
+
+
+def seed_rows(args):
+    from boosting import SEEDS, TEST_SEED
+
+    from morf_rs import datasets
+
+    rows = []
+    sizes = (200,) if args.quick else (200, 1000)
+    for experiment in args.experiments or SEEDS:
+        make = getattr(datasets, f"make_{experiment}")
+        X_test, y_test = make(
+            1000 if args.quick else args.seed_test, random_state=TEST_SEED
+        )
+        for n in sizes:
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                X, y = make(n, random_state=seed)
+                for name, model, today in seed_models(experiment, seed, args):
+                    forest = "forest" in name or name == "RF"
+                    extra = dict(experiment=experiment, seed=seed, today=today)
+                    extra["rounds"] = "" if forest else model.n_estimators
+                    rows.append(
+                        run(name, model, X, y, X_test, y_test, args.threads, **extra)
+                    )
+    return rows
+
+
+def seed_summary(rows):
+    """Per experiment and n: each model's mean error and its range over seeds, and
+    for the preset models the gap to today's best (lowest mean) model; "worse" where
+    the preset model's range lies wholly above the best's."""
+    groups = {}
+    for row in rows:
+        key = (row["experiment"], row["n"], row["model"])
+        groups.setdefault(key, []).append(row)
+    summary = []
+    for experiment, n in dict.fromkeys((e, n) for e, n, _ in groups):
+        models = {m: g for (e, k, m), g in groups.items() if (e, k) == (experiment, n)}
+        errors = {m: [float(r["error"]) for r in g] for m, g in models.items()}
+        today = [m for m, g in models.items() if str(g[0]["today"]) == "True"]
+        best = min(today, key=lambda m: np.mean(errors[m]))
+        for model, values in errors.items():
+            is_today = model in today
+            if is_today:
+                verdict = "today's best" if model == best else ""
+            elif min(values) > max(errors[best]):
+                verdict = "worse beyond the spread"
+            elif np.mean(values) <= np.mean(errors[best]):
+                verdict = "better or equal"
+            else:
+                verdict = "within the spread"
+            summary.append(
+                dict(
+                    experiment=experiment,
+                    n=n,
+                    model=model,
+                    seeds=len(values),
+                    mean_error=round(float(np.mean(values)), 4),
+                    spread=f"{min(values):.4f}..{max(values):.4f}",
+                    vs_best=""
+                    if is_today
+                    else round(float(np.mean(values) - np.mean(errors[best])), 4),
+                    verdict=verdict,
+                )
+            )
+    return summary
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("mnist1d", "fashion"), required=True)
+    parser.add_argument(
+        "--part", choices=("mnist1d", "fashion", "seeds"), required=True
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=1, help="mnist1d seeds")
     parser.add_argument("--first-seed", type=int, default=0, help="mnist1d")
@@ -168,16 +330,35 @@ def main():
     parser.add_argument("--n", type=int, default=10_000, help="fashion images each")
     parser.add_argument("--mnist1d-rounds", type=int, default=300)
     parser.add_argument("--forest-trees", type=int, default=100, help="mnist1d")
+    parser.add_argument(
+        "--experiments", nargs="+", help="seeds: which (default all four)"
+    )
+    parser.add_argument("--seed-rounds", type=int, help="seeds (default 200)")
+    parser.add_argument("--seed-trees", type=int, default=300, help="seeds forests")
+    parser.add_argument("--seed-test", type=int, default=10_000, help="seeds test set")
     parser.add_argument("--quick", action="store_true", help="a check: tiny sizes")
     parser.add_argument("--out", type=Path, help="folder (default benches/results)")
     args = parser.parse_args()
     if args.quick:
         args.mnist1d_rounds, args.forest_trees, args.rounds, args.n = 5, 5, 3, 500
-    rows = mnist1d_rows(args) if args.part == "mnist1d" else fashion_rows(args)
+        args.seed_rounds, args.seed_trees = 5, 5
+    parts = dict(mnist1d=mnist1d_rows, fashion=fashion_rows, seeds=seed_rows)
+    rows = parts[args.part](args)
+    out = output_folder(args.quick, args.out)
+    if args.part == "seeds":
+        # Their own file: a today column the other parts' rows do not have.
+        write_csv(out / "pooled_seeds.csv", rows, append=True)
+        write_markdown(
+            out / "pooled_seeds.md",
+            "The presets on the seed experiments beside today's models",
+            {"Summary over seeds": seed_summary(rows), "Every fit": rows},
+            machine(("numpy", "morf_rs")),
+            notes=f"Command: python benches/pooled.py {' '.join(sys.argv[1:])}",
+        )
+        return
     fields = ["experiment", "model", "n", "seed", "rounds", "error", "fit_s"]
     fields += ["predict_s", "threads"]
     rows = [{field: row[field] for field in fields} for row in rows]
-    out = output_folder(args.quick, args.out)
     write_csv(out / "pooled.csv", rows, append=True)
     write_markdown(
         out / f"pooled_{args.part}.md",
