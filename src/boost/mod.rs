@@ -21,7 +21,8 @@
 //! Each file answers one question: [`params`] (what can be set), [`loss`] (what is
 //! minimised), [`binning`] (how projections are bucketed), [`histogram`] (how gradients
 //! are summed per bin), [`split`] (how a node is split), [`grow`] (how a tree grows),
-//! [`checks`] (what targets and sizes a fit takes), [`fit`] (the rounds), [`model`]
+//! [`checks`] (what targets and sizes a fit takes), [`fit`] (where a fit starts),
+//! [`rounds`] (the rounds), [`model`]
 //! (predicting with the trees), [`score`] (what the leaves add to rows, through the
 //! shared [`crate::scoring`] engine), [`format`] (saving).
 
@@ -36,6 +37,7 @@ mod inspect;
 mod loss;
 mod model;
 mod params;
+mod rounds;
 mod score;
 mod split;
 
