@@ -54,6 +54,16 @@ pub struct SplitScratch {
     by_value: ValueTable,
 }
 
+impl SplitScratch {
+    /// The projections of the last [`best_split`]'s node samples on its atom `atom`,
+    /// in the order of its `samples`: [`Atom::project`](crate::atoms::Atom::project)'s
+    /// values bit for bit, so that a tree sends its samples to the children without
+    /// projecting them again. Valid only until the scratch is lent to another search.
+    pub fn projections(&self, atom: usize, n_samples: usize) -> &[f32] {
+        &self.values[atom * n_samples..(atom + 1) * n_samples]
+    }
+}
+
 /// Counting by value beats sorting while the table of (value, entry) sums stays below
 /// this many entries per node sample.
 const COUNTING_ENTRIES_PER_SAMPLE: usize = 4;
