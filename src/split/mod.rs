@@ -3,6 +3,7 @@
 //! threshold with the largest decrease of a [`SplitCriterion`], or, without labels, of
 //! an [`UnsupervisedCriterion`] of the projected values themselves.
 
+mod byte_runs;
 mod criterion;
 mod missing_sums;
 mod pooled_columns;

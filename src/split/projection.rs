@@ -1,3 +1,4 @@
+use super::byte_runs::ByteRuns;
 use super::missing_sums::{rescaled_group_sums, rescaled_lane_sums, rescaled_row_sum};
 use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
@@ -73,6 +74,8 @@ pub struct NodeProjector {
     /// are whole and small enough that every partial sum is exact in `f32`, so that
     /// summing in integers gives the same value bit for bit with cheaper additions.
     integer_sums: Vec<bool>,
+    /// On byte X, the runs of the atoms summed run by run on the row path.
+    byte_runs: ByteRuns,
     /// Per atom, when X has missing cells: whether the paths here project it under
     /// [`MissingCells::RescaledPresent`] themselves (see [`Self::mark_rescaled_in_pass`]).
     rescaled_in_pass: Vec<bool>,
@@ -108,6 +111,13 @@ impl NodeProjector {
         out.resize(samples.len() * atoms.len(), 0.0);
         if let Some(max_whole) = T::MAX_WHOLE {
             self.mark_integer_sums(atoms, max_whole);
+            let bytes = T::as_bytes(&[]).is_some();
+            self.byte_runs.clear();
+            for a in 0..atoms.len() {
+                let in_integers = bytes && self.integer_sums[a];
+                self.byte_runs
+                    .push_atom(atoms.get(a), in_integers, rows.n_features);
+            }
         } else {
             self.mark_rescaled_in_pass(atoms);
         }
@@ -225,6 +235,9 @@ impl NodeProjector {
                 }
                 group_rows[s] = rows.row(row_of[sample as usize] as usize);
             }
+            // The same rows as bytes where X is bytes, for the atoms summed by runs.
+            let byte_rows: [&[u8]; ROW_GROUP] =
+                std::array::from_fn(|s| T::as_bytes(group_rows[s]).unwrap_or(&[]));
             if group.len() < ROW_GROUP {
                 for (s, (&row, &sample)) in group_rows.iter().zip(group).enumerate() {
                     let row_has_missing = T::MAX_WHOLE.is_none()
@@ -254,6 +267,10 @@ impl NodeProjector {
                 let out = &mut out[a * n + group_start..][..ROW_GROUP];
                 if group_has_missing && self.rescaled_in_pass[a] {
                     rescaled_group_sums(atom, self.whole_weights[a], &group_rows, out);
+                    continue;
+                }
+                if T::MAX_WHOLE.is_some() && self.byte_runs.has_runs(a) {
+                    self.byte_runs.group_sums(a, &byte_rows, out);
                     continue;
                 }
                 if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
