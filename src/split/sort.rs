@@ -1,7 +1,7 @@
 //! Sorting the (value key, sample) pairs of a node: the step that dominates split search.
 
 /// Below this many keys pattern-defeating quicksort beats the fixed passes of radix sort.
-const RADIX_MIN_LEN: usize = 256;
+const RADIX_MIN_LEN: usize = 96;
 
 /// Sorts `keys` by their high 32 bits (the projected value's key). Equal values may end
 /// up in any order, but always the same order for the same input.
