@@ -4,30 +4,6 @@ use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
 
-/// Maps a projected value to an integer with the same order, so that (value, sample)
-/// pairs sort as plain `u64`s, faster than comparing floats. `-0.0` is folded onto
-/// `0.0` first: equal values must get equal keys.
-#[inline(always)]
-pub fn sort_key(value: f32) -> u32 {
-    let bits = (value + 0.0).to_bits();
-    if bits & 0x8000_0000 != 0 {
-        !bits
-    } else {
-        bits | 0x8000_0000
-    }
-}
-
-/// The value a key of [`sort_key`] came from.
-#[inline(always)]
-pub fn key_value(key: u32) -> f32 {
-    let bits = if key & 0x8000_0000 != 0 {
-        key & 0x7fff_ffff
-    } else {
-        !key
-    };
-    f32::from_bits(bits)
-}
-
 /// Samples projected together on the column path: the cells the node's atoms read are
 /// copied, for a chunk of samples, into a column-major block, so that each atom term
 /// becomes one multiply-add across the chunk, which the compiler vectorises.
@@ -472,15 +448,6 @@ mod tests {
 
     proptest! {
         #[test]
-        fn sort_keys_order_like_the_values(a in any::<f32>(), b in any::<f32>()) {
-            prop_assume!(a.is_finite() && b.is_finite());
-            prop_assert_eq!(sort_key(a).cmp(&sort_key(b)), a.partial_cmp(&b).unwrap());
-            prop_assert_eq!(key_value(sort_key(a)), a + 0.0);
-        }
-    }
-
-    proptest! {
-        #[test]
         fn node_projections_equal_atom_projections_bit_for_bit(
             n in 1usize..200,
             n_features in 1usize..40,
@@ -663,10 +630,5 @@ mod tests {
         atoms.clear();
         atoms.push_pairs(&mut [(0, 1.0), (3, 1.0)]);
         NodeProjector::default().project(&rows, &samples, &samples, &atoms, &mut Vec::new());
-    }
-
-    #[test]
-    fn signed_zeros_share_a_key() {
-        assert_eq!(sort_key(-0.0), sort_key(0.0));
     }
 }

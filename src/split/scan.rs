@@ -3,8 +3,8 @@
 //! split in the same order, so that they choose the same threshold.
 
 use super::criterion::{NodeTargets, SplitCriterion};
-use super::projection::{key_value, sort_key};
 use super::search::SplitCandidate;
+use super::sort::{key_value, sort_key};
 
 /// Per whole value of a projection: how many samples take it, and the sums of their
 /// entries (and of their weights, unless entries sum to them).

@@ -1,5 +1,31 @@
 //! Sorting the (value key, sample) pairs of a node: the step that dominates split search.
 
+use super::scan::{position_key, position_key_or_missing};
+
+/// Maps a projected value to an integer with the same order, so that (value, sample)
+/// pairs sort as plain `u64`s, faster than comparing floats. `-0.0` is folded onto
+/// `0.0` first: equal values must get equal keys.
+#[inline(always)]
+pub fn sort_key(value: f32) -> u32 {
+    let bits = (value + 0.0).to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// The value a key of [`sort_key`] came from.
+#[inline(always)]
+pub fn key_value(key: u32) -> f32 {
+    let bits = if key & 0x8000_0000 != 0 {
+        key & 0x7fff_ffff
+    } else {
+        !key
+    };
+    f32::from_bits(bits)
+}
+
 /// Below this many keys pattern-defeating quicksort beats the fixed passes of radix sort.
 const RADIX_MIN_LEN: usize = 96;
 
@@ -54,11 +80,38 @@ fn radix_sort_high_half(keys: &mut [u64], scratch: &mut Vec<u64>) {
     }
 }
 
+/// Writes the [`position_key`]s of `values` (in node order) into `keys`, sorted; when
+/// `MISSING`, missing values get the highest key and so come last.
+pub(super) fn sort_generally<const MISSING: bool>(
+    values: &[f32],
+    keys: &mut Vec<u64>,
+    sort_buffer: &mut Vec<u64>,
+) {
+    keys.clear();
+    keys.extend(values.iter().enumerate().map(|(position, &value)| {
+        if MISSING {
+            position_key_or_missing(value, position as u32)
+        } else {
+            position_key(value, position as u32)
+        }
+    }));
+    sort_by_value(keys, sort_buffer);
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    proptest! {
+        #[test]
+        fn sort_keys_order_like_the_values(a in any::<f32>(), b in any::<f32>()) {
+            prop_assume!(a.is_finite() && b.is_finite());
+            prop_assert_eq!(sort_key(a).cmp(&sort_key(b)), a.partial_cmp(&b).unwrap());
+            prop_assert_eq!(key_value(sort_key(a)), a + 0.0);
+        }
+    }
 
     proptest! {
         #[test]
@@ -79,5 +132,10 @@ mod tests {
             samples.sort_unstable();
             prop_assert!(samples.iter().enumerate().all(|(i, &s)| s == i as u64));
         }
+    }
+
+    #[test]
+    fn signed_zeros_share_a_key() {
+        assert_eq!(sort_key(-0.0), sort_key(0.0));
     }
 }
