@@ -11,10 +11,10 @@ use super::sort::{key_value, sort_key};
 #[derive(Debug, Default)]
 pub(super) struct ValueTable {
     /// Per node sample, the offset of its value above the lowest.
-    offsets: Vec<u32>,
+    pub(super) offsets: Vec<u32>,
     /// Per value, how many samples take it; when sorting by counting, where its keys
     /// start.
-    counts: Vec<u32>,
+    pub(super) counts: Vec<u32>,
     sums: Vec<f64>,
 }
 
@@ -90,16 +90,17 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         &self,
         children_cost: f64,
         atom: usize,
-        threshold: f32,
+        threshold: impl FnOnce() -> f32,
         missing_left: Option<bool>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
+        // The threshold is worked out only for a split that wins (few of them).
         if best.is_none_or(|(cost, _)| children_cost < cost) {
             *best = Some((
                 children_cost,
                 SplitCandidate {
                     atom,
-                    threshold,
+                    threshold: threshold(),
                     impurity_decrease: self.cost - children_cost,
                     missing_left,
                 },
@@ -234,7 +235,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         if let Some(children_cost) = apart {
             // Every present value goes left, as under scikit-learn's infinite
             // threshold; thresholds stay finite.
-            self.offer(children_cost, atom, f32::MAX, Some(false), best);
+            self.offer(children_cost, atom, || f32::MAX, Some(false), best);
         }
     }
 
@@ -263,15 +264,12 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 continue;
             }
             let children_cost = self.children_cost_of(sides);
-            let below = key_value((keys[i] >> 32) as u32);
-            let above = key_value((keys[i + 1] >> 32) as u32);
-            self.offer(
-                children_cost,
-                atom,
-                midpoint(below, above),
-                missing_left,
-                best,
-            );
+            let threshold = || {
+                let below = key_value((keys[i] >> 32) as u32);
+                let above = key_value((keys[i + 1] >> 32) as u32);
+                midpoint(below, above)
+            };
+            self.offer(children_cost, atom, threshold, missing_left, best);
         }
     }
 
@@ -361,8 +359,8 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                     let right_terms: f64 = right().map(|s| criterion.term(s, right_weight)).sum();
                     let children_cost = criterion.cost(left_weight, left_terms)
                         + criterion.cost(right_weight, right_terms);
-                    let (below, above) = (low + below as f32, low + offset as f32);
-                    self.offer(children_cost, atom, midpoint(below, above), None, best);
+                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, threshold, None, best);
                 }
             }
             for (l, &s) in left.iter_mut().zip(value_sums) {
@@ -381,7 +379,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
 /// `MAX_COUNTED_SPAN`), its offset above `low`. Any other value (X changed while the
 /// tree grew) gets some offset below `span`: a wrong split at worst, never an index
 /// outside the tables.
-fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
+pub(super) fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
     // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
     // conversion that, unlike `as u32`, needs no range checks and so vectorises, as
     // does the bound.
@@ -394,36 +392,6 @@ fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) 
             .wrapping_sub(SHIFT.to_bits())
             .min(last)
     }));
-}
-
-/// Writes the [`position_key`]s of whole `values` (in node order, all in
-/// `low..low + span`) into `keys` in ascending order of value, by counting sort: one
-/// pass to count each value, one to place each key, whatever the number of samples.
-pub(super) fn sort_whole_values(
-    values: &[f32],
-    low: f32,
-    span: usize,
-    table: &mut ValueTable,
-    keys: &mut Vec<u64>,
-) {
-    whole_offsets(values, low, span, &mut table.offsets);
-    // `starts[v]` becomes the first slot of value `v` in `keys`.
-    let starts = &mut table.counts;
-    starts.clear();
-    starts.resize(span + 1, 0);
-    for &offset in &table.offsets {
-        starts[offset as usize + 1] += 1;
-    }
-    for v in 1..=span {
-        starts[v] += starts[v - 1];
-    }
-    keys.clear();
-    keys.resize(values.len(), 0);
-    for (position, (&offset, &value)) in table.offsets.iter().zip(values).enumerate() {
-        let slot = &mut starts[offset as usize];
-        keys[*slot as usize] = position_key(value, position as u32);
-        *slot += 1;
-    }
 }
 
 /// A threshold strictly between `below < above` where possible: the midpoint can round

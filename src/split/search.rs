@@ -1,9 +1,7 @@
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
-use super::scan::{
-    sort_whole_values, table_width, NodeScan, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES,
-};
-use super::sort::sort_generally;
+use super::scan::{table_width, NodeScan, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
+use super::sort::{sort_generally, sort_whole_values};
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 

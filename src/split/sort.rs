@@ -1,6 +1,6 @@
 //! Sorting the (value key, sample) pairs of a node: the step that dominates split search.
 
-use super::scan::{position_key, position_key_or_missing};
+use super::scan::{position_key, position_key_or_missing, whole_offsets, ValueTable};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
 /// pairs sort as plain `u64`s, faster than comparing floats. `-0.0` is folded onto
@@ -98,6 +98,41 @@ pub(super) fn sort_generally<const MISSING: bool>(
     sort_by_value(keys, sort_buffer);
 }
 
+/// Writes the [`position_key`]s of whole `values` (in node order, all in
+/// `low..low + span`) into `keys` in ascending order of value, by counting sort: one
+/// pass to count each value, one to place each key, whatever the number of samples.
+pub(super) fn sort_whole_values(
+    values: &[f32],
+    low: f32,
+    span: usize,
+    table: &mut ValueTable,
+    keys: &mut Vec<u64>,
+) {
+    whole_offsets(values, low, span, &mut table.offsets);
+    // `starts[v]` counts value `v`, then becomes its first slot in `keys`: the running
+    // total stays in a register, not in the table (an addition waiting on a store and
+    // a load per value).
+    let starts = &mut table.counts;
+    starts.clear();
+    starts.resize(span, 0);
+    for &offset in &table.offsets {
+        starts[offset as usize] += 1;
+    }
+    let mut next = 0;
+    for start in starts.iter_mut() {
+        let count = *start;
+        *start = next;
+        next += count;
+    }
+    keys.clear();
+    keys.resize(values.len(), 0);
+    for (position, (&offset, &value)) in table.offsets.iter().zip(values).enumerate() {
+        let slot = &mut starts[offset as usize];
+        keys[*slot as usize] = position_key(value, position as u32);
+        *slot += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -131,6 +166,28 @@ mod tests {
             let mut samples: Vec<u64> = sorted.iter().map(|&x| x & 0xffff_ffff).collect();
             samples.sort_unstable();
             prop_assert!(samples.iter().enumerate().all(|(i, &s)| s == i as u64));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn counting_sort_orders_whole_values_as_their_keys_sort(
+            values in prop::collection::vec(0u32..50, 1..300),
+            low in prop::sample::select(vec![0.0f32, -1000.0, 70_000.0]),
+        ) {
+            // Equal values keep their node order, as the position in the key's low
+            // half orders them.
+            let values: Vec<f32> = values.iter().map(|&v| low + v as f32).collect();
+            let span = values.iter().map(|&v| (v - low) as usize).max().unwrap() + 1;
+            let mut keys = Vec::new();
+            sort_whole_values(&values, low, span, &mut ValueTable::default(), &mut keys);
+            let mut expected: Vec<u64> = values
+                .iter()
+                .enumerate()
+                .map(|(position, &value)| position_key(value, position as u32))
+                .collect();
+            expected.sort_unstable();
+            prop_assert_eq!(keys, expected);
         }
     }
 
