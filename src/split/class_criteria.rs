@@ -42,6 +42,7 @@ macro_rules! class_criterion {
     ($name:ident) => {
         impl SplitCriterion for $name {
             const ENTRIES_SUM_TO_WEIGHT: bool = true;
+            const CLASS_ENTRIES: bool = true;
 
             fn n_entries(&self) -> usize {
                 self.n_classes

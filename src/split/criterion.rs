@@ -127,6 +127,11 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// up to date one move at a time (which would take twice the terms).
     const TERMS_DEPEND_ON_WEIGHT: bool = false;
 
+    /// Whether each sample's one entry is its class ([`NodeTargets::classes`]), of
+    /// its weight: the scans then read both arrays directly rather than through
+    /// [`SplitCriterion::entries`].
+    const CLASS_ENTRIES: bool = false;
+
     /// Number of entries: classes or outputs.
     fn n_entries(&self) -> usize;
 

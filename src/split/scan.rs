@@ -45,6 +45,29 @@ pub(super) fn position_key_or_missing(value: f32, position: u32) -> u64 {
     (key as u64) << 32 | position as u64
 }
 
+/// Moves `amount` of entry `entry` from the right side's sums to the left's, updating
+/// each side's sum of terms (unless the terms depend on the weight: then
+/// `NodeScan::children_cost_of` computes them).
+#[inline(always)]
+fn move_entry<C: SplitCriterion>(
+    criterion: &C,
+    left: &mut [f64],
+    right: &mut [f64],
+    left_terms: &mut f64,
+    right_terms: &mut f64,
+    entry: usize,
+    amount: f64,
+) {
+    let old_left = left[entry];
+    let old_right = right[entry];
+    left[entry] = old_left + amount;
+    right[entry] = old_right - amount;
+    if !C::TERMS_DEPEND_ON_WEIGHT {
+        *left_terms += criterion.term(old_left + amount, 0.0) - criterion.term(old_left, 0.0);
+        *right_terms += criterion.term(old_right - amount, 0.0) - criterion.term(old_right, 0.0);
+    }
+}
+
 /// Columns of the counting table per value: the entries, and the weight unless the
 /// entries add up to it.
 pub(super) fn table_width<C: SplitCriterion>(criterion: &C) -> usize {
@@ -65,8 +88,8 @@ pub(super) struct NodeScan<'a, C> {
 /// The two sides of a threshold while a scan moves samples from right to left: the
 /// sums of their entries, their weights and their sums of terms.
 struct Sides<'s> {
-    left: &'s mut Vec<f64>,
-    right: &'s mut Vec<f64>,
+    left: &'s mut [f64],
+    right: &'s mut [f64],
     left_weight: f64,
     right_weight: f64,
     left_terms: f64,
@@ -134,18 +157,36 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let (left, right) = (&mut *sides.left, &mut *sides.right);
         let (left_terms, right_terms) = (&mut sides.left_terms, &mut sides.right_terms);
         criterion.entries(self.node, position, |entry, amount| {
-            let old_left = left[entry];
-            let old_right = right[entry];
-            left[entry] = old_left + amount;
-            right[entry] = old_right - amount;
-            if !C::TERMS_DEPEND_ON_WEIGHT {
-                *left_terms +=
-                    criterion.term(old_left + amount, 0.0) - criterion.term(old_left, 0.0);
-                *right_terms +=
-                    criterion.term(old_right - amount, 0.0) - criterion.term(old_right, 0.0);
-            }
+            move_entry::<C>(
+                criterion,
+                left,
+                right,
+                left_terms,
+                right_terms,
+                entry,
+                amount,
+            );
         });
         let weight = self.node.weights[position];
+        sides.left_weight += weight;
+        sides.right_weight -= weight;
+        sides.n_left += 1;
+    }
+
+    /// [`Self::move_left`] for [`SplitCriterion::CLASS_ENTRIES`]: the sample's class
+    /// and weight, read by the caller from arrays it holds (a read through the node
+    /// would fetch the arrays' addresses again after every write to the sides).
+    #[inline(always)]
+    fn move_class_left(&self, sides: &mut Sides<'_>, class: usize, weight: f64) {
+        move_entry::<C>(
+            self.criterion,
+            sides.left,
+            sides.right,
+            &mut sides.left_terms,
+            &mut sides.right_terms,
+            class,
+            weight,
+        );
         sides.left_weight += weight;
         sides.right_weight -= weight;
         sides.n_left += 1;
@@ -255,8 +296,14 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let n = keys.len();
         // The right side keeps at least `min_leaf` samples up to the last move.
         let end = (n_present - 1).min((n - self.min_leaf).saturating_sub(sides.n_left));
+        let (classes, weights) = (&self.node.classes[..], &self.node.weights[..]);
         for i in 0..end {
-            self.move_left(sides, keys[i] as u32 as usize);
+            let position = keys[i] as u32 as usize;
+            if C::CLASS_ENTRIES {
+                self.move_class_left(sides, classes[position] as usize, weights[position]);
+            } else {
+                self.move_left(sides, position);
+            }
             if sides.n_left < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
                 continue;
             }
