@@ -39,9 +39,10 @@ pub struct Entropy {
 
 /// The classification criteria differ only in their terms and costs.
 macro_rules! class_criterion {
-    ($name:ident) => {
+    ($name:ident, $squared_terms:expr) => {
         impl SplitCriterion for $name {
             const ENTRIES_SUM_TO_WEIGHT: bool = true;
+            const SQUARED_TERMS: bool = $squared_terms;
             const CLASS_ENTRIES: bool = true;
 
             fn n_entries(&self) -> usize {
@@ -114,5 +115,5 @@ impl Entropy {
     }
 }
 
-class_criterion!(Gini);
-class_criterion!(Entropy);
+class_criterion!(Gini, true);
+class_criterion!(Entropy, false);

@@ -127,6 +127,13 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// up to date one move at a time (which would take twice the terms).
     const TERMS_DEPEND_ON_WEIGHT: bool = false;
 
+    /// Whether each term is the square of its sum, whatever the weight (Gini). Where
+    /// every entry is a whole number and a node weighs at most 2^26, every term and
+    /// every sum of terms is then an exact whole number (below 2^53), so a split's
+    /// cost is the same bit for bit whatever order its samples were summed in, and
+    /// split search may count entries by value in integers instead of sorting.
+    const SQUARED_TERMS: bool = false;
+
     /// Whether each sample's one entry is its class ([`NodeTargets::classes`]), of
     /// its weight: the scans then read both arrays directly rather than through
     /// [`SplitCriterion::entries`].

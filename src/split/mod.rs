@@ -13,6 +13,7 @@ mod scan;
 mod search;
 mod sort;
 mod unsupervised;
+mod whole_counts;
 
 pub use class_criteria::{Entropy, Gini};
 pub use criterion::{

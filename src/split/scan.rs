@@ -16,6 +16,8 @@ pub(super) struct ValueTable {
     /// start.
     pub(super) counts: Vec<u32>,
     sums: Vec<f64>,
+    /// Per value, the sums of its whole entries (`NodeScan::scan_whole_counts`).
+    pub(super) whole_sums: Vec<u32>,
 }
 
 /// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
@@ -101,7 +103,7 @@ struct Sides<'s> {
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Whether a side of this weight may be a child.
     #[inline(always)]
-    fn heavy_enough(&self, weight: f64) -> bool {
+    pub(super) fn heavy_enough(&self, weight: f64) -> bool {
         weight > 0.0 && weight >= self.min_weight
     }
 
@@ -109,7 +111,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     /// says so; `None` when the node had none) when its children's cost beats
     /// `best`'s; strictly, so that earlier candidates win ties.
     #[inline(always)]
-    fn offer(
+    pub(super) fn offer(
         &self,
         children_cost: f64,
         atom: usize,

@@ -2,6 +2,7 @@ use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
 use super::scan::{table_width, NodeScan, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::sort::{sort_generally, sort_whole_values};
+use super::whole_counts::counts_exactly;
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
@@ -64,6 +65,11 @@ impl SplitScratch {
 /// Counting by value beats sorting while the table of (value, entry) sums stays below
 /// this many entries per node sample.
 const COUNTING_ENTRIES_PER_SAMPLE: usize = 4;
+
+/// Where entries are whole ([`counts_exactly`]), counting them by value in integers
+/// beats sorting while the table of (value, entry) sums stays below this many entries
+/// per node sample.
+const WHOLE_COUNTING_ENTRIES_PER_SAMPLE: usize = 8;
 
 /// Whole projections whose range spans at most this many values per node sample are
 /// put in order by counting sort rather than by radix or comparison sort.
@@ -137,6 +143,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     // size, or put in order by counting sort where they span few values per sample.
     // Missing values are not whole: X with them is always sorted.
     let table_entries = |span: usize| span * (table_width(criterion) + 1) * TABLE_COPIES;
+    let whole_entries = counts_exactly(criterion, node);
     let values = &mut scratch.values;
     scratch
         .projector
@@ -161,6 +168,20 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
             if width < MAX_COUNTED_SPAN as f32 {
                 let span = width as usize + 1;
                 let table = &mut scratch.by_value;
+                if whole_entries
+                    && span * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
+                {
+                    scan.scan_whole_counts(
+                        values,
+                        low,
+                        span,
+                        atom,
+                        table,
+                        &mut scratch.left,
+                        &mut best,
+                    );
+                    continue;
+                }
                 if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
                     scan.scan_counted(values, low, span, atom, table, &mut scratch.left, &mut best);
                     continue;
