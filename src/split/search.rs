@@ -57,7 +57,7 @@ impl SplitScratch {
     /// in the order of its `samples`: [`Atom::project`](crate::atoms::Atom::project)'s
     /// values bit for bit, so that a tree sends its samples to the children without
     /// projecting them again. Valid only until the scratch is lent to another search.
-    pub fn projections(&self, atom: usize, n_samples: usize) -> &[f32] {
+    pub(crate) fn projections(&self, atom: usize, n_samples: usize) -> &[f32] {
         &self.values[atom * n_samples..(atom + 1) * n_samples]
     }
 }

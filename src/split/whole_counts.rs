@@ -14,10 +14,10 @@ use super::search::SplitCandidate;
 /// most 2^26, so squares and their sums stay below 2^53.
 const MAX_EXACT_WEIGHT: f64 = (1u64 << 26) as f64;
 
-/// Whether [`NodeScan::scan_whole_counts`] may scan `node`: the criterion's terms are squares, each
-/// sample's entries sum to its weight (so a value's weight is the sum of its entries),
-/// and every entry of the node is a whole number, the node weighing at most
-/// [`MAX_EXACT_WEIGHT`].
+/// Whether [`NodeScan::scan_whole_counts`] may scan `node`: the criterion's terms are
+/// squares, each sample's entries sum to its weight (so a value's weight is the sum of
+/// its entries), and every entry of the node is a whole number, the node weighing at
+/// most [`MAX_EXACT_WEIGHT`].
 pub(super) fn counts_exactly<C: SplitCriterion>(criterion: &C, node: &NodeTargets) -> bool {
     // Adding and taking away 2^52 rounds a non-negative f64 below it to a whole number.
     const ROUNDING: f64 = (1u64 << 52) as f64;
