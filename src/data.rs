@@ -214,7 +214,12 @@ impl<'a, T: Feature> Rows<'a, T> {
     pub fn to_bytes(&self) -> Rows<'_, u8> {
         let values = match T::as_bytes(&self.values) {
             Some(bytes) => Cow::Borrowed(bytes),
-            None => Cow::Owned(self.values.iter().map(|v| v.to_f32() as u8).collect()),
+            None => {
+                let mut bytes = Vec::with_capacity(self.values.len());
+                advise_huge_pages(&bytes);
+                bytes.extend(self.values.iter().map(|v| v.to_f32() as u8));
+                Cow::Owned(bytes)
+            }
         };
         Rows {
             values,
@@ -251,6 +256,7 @@ impl<'a, T: Feature> Rows<'a, T> {
 
     fn running_sums_as<S: Clone>(&self, convert: impl Fn(f32) -> S) -> Rows<'static, S> {
         let mut values = Vec::with_capacity(self.n_samples * self.n_features);
+        advise_huge_pages(&values);
         for i in 0..self.n_samples {
             let mut sum = 0.0f32;
             values.extend(self.row(i).iter().map(|value| {
@@ -352,6 +358,40 @@ pub(crate) fn check_sample_weight(
         return Err(MorfError::ZeroTotalWeight);
     }
     Ok(weights.iter().map(|&weight| weight / largest).collect())
+}
+
+/// Asks Linux to back the 2 MiB-aligned part of `values`' allocation (not yet written)
+/// with huge pages: split search reads the rows of a node's samples in no order, one
+/// page each, and with 4 KiB pages most of those reads also miss the address
+/// translation cache. Only advice: where refused, or elsewhere, nothing changes.
+fn advise_huge_pages<S>(values: &Vec<S>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE_PAGE: usize = 2 << 20;
+        const MADV_HUGEPAGE: std::ffi::c_int = 14;
+        extern "C" {
+            fn madvise(
+                address: *mut std::ffi::c_void,
+                length: usize,
+                advice: std::ffi::c_int,
+            ) -> std::ffi::c_int;
+        }
+        let start = values.as_ptr() as usize;
+        let end = start + values.capacity() * std::mem::size_of::<S>();
+        let (first, last) = (
+            start.next_multiple_of(HUGE_PAGE),
+            end / HUGE_PAGE * HUGE_PAGE,
+        );
+        if last > first {
+            // SAFETY: advice on whole pages inside the allocation, which it does not
+            // change; an error leaves the pages as they are.
+            unsafe {
+                madvise(first as *mut std::ffi::c_void, last - first, MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = values;
 }
 
 #[cfg(test)]

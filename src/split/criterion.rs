@@ -1,7 +1,7 @@
 //! Split criteria: the impurity a split search decreases, behind one small trait
-//! ([`SplitCriterion`]), and the targets it reads: class weights (Gini, entropy),
-//! target values (squared error, Poisson deviance), or gradients and hessians (the
-//! second-order loss of gradient boosting, [`GradientHessian`]).
+//! ([`SplitCriterion`]), and the targets it reads: class weights (Gini, entropy: in
+//! `class_criteria`), target values (squared error, Poisson deviance), or gradients and
+//! hessians (the second-order loss of gradient boosting, [`GradientHessian`]).
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -127,6 +127,18 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// up to date one move at a time (which would take twice the terms).
     const TERMS_DEPEND_ON_WEIGHT: bool = false;
 
+    /// Whether each term is the square of its sum, whatever the weight (Gini). Where
+    /// every entry is a whole number and a node weighs at most 2^26, every term and
+    /// every sum of terms is then an exact whole number (below 2^53), so a split's
+    /// cost is the same bit for bit whatever order its samples were summed in, and
+    /// split search may count entries by value in integers instead of sorting.
+    const SQUARED_TERMS: bool = false;
+
+    /// Whether each sample's one entry is its class ([`NodeTargets::classes`]), of
+    /// its weight: the scans then read both arrays directly rather than through
+    /// [`SplitCriterion::entries`].
+    const CLASS_ENTRIES: bool = false;
+
     /// Number of entries: classes or outputs.
     fn n_entries(&self) -> usize;
 
@@ -160,119 +172,6 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// samples divided by their weight (class frequencies, or mean values).
     fn leaf_entries(&self, local: &LocalSamples, sample: usize, add: impl FnMut(usize, f64));
 }
-
-/// Copies the weights and classes of `samples` into `node`, with the weight of each
-/// class; pure when at most one class has weight.
-fn gather_classes(n_classes: usize, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
-    node.weights.clear();
-    node.classes.clear();
-    node.sums.clear();
-    node.sums.resize(n_classes, 0.0);
-    for &sample in samples {
-        let (class, weight) = (
-            local.class_of[sample as usize],
-            local.weight_of[sample as usize],
-        );
-        node.classes.push(class);
-        node.weights.push(weight);
-        node.sums[class as usize] += weight;
-    }
-    node.weight = node.sums.iter().sum();
-    node.pure = node.sums.iter().filter(|&&w| w > 0.0).count() <= 1;
-}
-
-/// Gini impurity `sum_k p_k (1 - p_k)` of class weights.
-#[derive(Debug, Clone, Copy)]
-pub struct Gini {
-    /// Number of classes.
-    pub n_classes: usize,
-}
-
-/// Shannon entropy in bits of class weights.
-#[derive(Debug, Clone, Copy)]
-pub struct Entropy {
-    /// Number of classes.
-    pub n_classes: usize,
-}
-
-/// The classification criteria differ only in their terms and costs.
-macro_rules! class_criterion {
-    ($name:ident) => {
-        impl SplitCriterion for $name {
-            const ENTRIES_SUM_TO_WEIGHT: bool = true;
-
-            fn n_entries(&self) -> usize {
-                self.n_classes
-            }
-
-            fn gather(&self, local: &LocalSamples, samples: &[u32], node: &mut NodeTargets) {
-                gather_classes(self.n_classes, local, samples, node);
-            }
-
-            #[inline(always)]
-            fn entries(
-                &self,
-                node: &NodeTargets,
-                position: usize,
-                mut add: impl FnMut(usize, f64),
-            ) {
-                add(node.classes[position] as usize, node.weights[position]);
-            }
-
-            #[inline(always)]
-            fn term<F: Float>(&self, sum: F, _weight: F) -> F {
-                $name::term(sum)
-            }
-
-            #[inline(always)]
-            fn cost<F: Float>(&self, weight: F, terms: F) -> F {
-                $name::cost(weight, terms)
-            }
-
-            fn leaf_entries(
-                &self,
-                local: &LocalSamples,
-                sample: usize,
-                mut add: impl FnMut(usize, f64),
-            ) {
-                add(local.class_of[sample] as usize, local.weight_of[sample]);
-            }
-        }
-    };
-}
-
-impl Gini {
-    /// `W * Gini = W - sum_k c_k^2 / W`.
-    #[inline(always)]
-    fn term<F: Float>(c: F) -> F {
-        c * c
-    }
-
-    #[inline(always)]
-    fn cost<F: Float>(w: F, s: F) -> F {
-        w - s / w
-    }
-}
-
-impl Entropy {
-    /// `W * H = W log2 W - sum_k c_k log2 c_k`.
-    #[inline(always)]
-    fn term<F: Float>(c: F) -> F {
-        if c > F::ZERO {
-            c * c.log2()
-        } else {
-            F::ZERO
-        }
-    }
-
-    #[inline(always)]
-    fn cost<F: Float>(w: F, s: F) -> F {
-        w * w.log2() - s
-    }
-}
-
-class_criterion!(Gini);
-class_criterion!(Entropy);
 
 /// Squared error of target values about their weighted mean, averaged over outputs
 /// (scikit-learn's `"squared_error"`): `W * I = (sum_i w_i |y_i|^2 - |S|^2 / W) / K`

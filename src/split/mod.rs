@@ -3,6 +3,8 @@
 //! threshold with the largest decrease of a [`SplitCriterion`], or, without labels, of
 //! an [`UnsupervisedCriterion`] of the projected values themselves.
 
+mod byte_runs;
+mod class_criteria;
 mod criterion;
 mod missing_sums;
 mod pooled_columns;
@@ -11,16 +13,18 @@ mod scan;
 mod search;
 mod sort;
 mod unsupervised;
+mod whole_counts;
 
+pub use class_criteria::{Entropy, Gini};
 pub use criterion::{
-    Criterion, Entropy, Float, Gini, GradientHessian, LocalSamples, NodeTargets, Poisson,
-    SplitCriterion, SquaredError,
+    Criterion, Float, GradientHessian, LocalSamples, NodeTargets, Poisson, SplitCriterion,
+    SquaredError,
 };
 pub(crate) use projection::sums_exactly_in_integers;
-pub use projection::{key_value, sort_key, NodeProjector};
+pub use projection::NodeProjector;
 pub(crate) use scan::midpoint;
 pub use search::{best_split, SplitRule, SplitScratch};
-pub use sort::sort_by_value;
+pub use sort::{key_value, sort_by_value, sort_key};
 pub use unsupervised::{
     best_unsupervised_split, FastBic, Moments, TwoMeans, UnsupervisedCriterion, UnsupervisedScratch,
 };

@@ -1,31 +1,8 @@
+use super::byte_runs::ByteRuns;
 use super::missing_sums::{rescaled_group_sums, rescaled_lane_sums, rescaled_row_sum};
 use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
-
-/// Maps a projected value to an integer with the same order, so that (value, sample)
-/// pairs sort as plain `u64`s, faster than comparing floats. `-0.0` is folded onto
-/// `0.0` first: equal values must get equal keys.
-#[inline(always)]
-pub fn sort_key(value: f32) -> u32 {
-    let bits = (value + 0.0).to_bits();
-    if bits & 0x8000_0000 != 0 {
-        !bits
-    } else {
-        bits | 0x8000_0000
-    }
-}
-
-/// The value a key of [`sort_key`] came from.
-#[inline(always)]
-pub fn key_value(key: u32) -> f32 {
-    let bits = if key & 0x8000_0000 != 0 {
-        key & 0x7fff_ffff
-    } else {
-        !key
-    };
-    f32::from_bits(bits)
-}
 
 /// Samples projected together on the column path: the cells the node's atoms read are
 /// copied, for a chunk of samples, into a column-major block, so that each atom term
@@ -73,6 +50,8 @@ pub struct NodeProjector {
     /// are whole and small enough that every partial sum is exact in `f32`, so that
     /// summing in integers gives the same value bit for bit with cheaper additions.
     integer_sums: Vec<bool>,
+    /// On byte X, the runs of the atoms summed run by run on the row path.
+    byte_runs: ByteRuns,
     /// Per atom, when X has missing cells: whether the paths here project it under
     /// [`MissingCells::RescaledPresent`] themselves (see [`Self::mark_rescaled_in_pass`]).
     rescaled_in_pass: Vec<bool>,
@@ -108,6 +87,13 @@ impl NodeProjector {
         out.resize(samples.len() * atoms.len(), 0.0);
         if let Some(max_whole) = T::MAX_WHOLE {
             self.mark_integer_sums(atoms, max_whole);
+            let bytes = T::as_bytes(&[]).is_some();
+            self.byte_runs.clear();
+            for a in 0..atoms.len() {
+                let in_integers = bytes && self.integer_sums[a];
+                self.byte_runs
+                    .push_atom(atoms.get(a), in_integers, rows.n_features);
+            }
         } else {
             self.mark_rescaled_in_pass(atoms);
         }
@@ -225,6 +211,9 @@ impl NodeProjector {
                 }
                 group_rows[s] = rows.row(row_of[sample as usize] as usize);
             }
+            // The same rows as bytes where X is bytes, for the atoms summed by runs.
+            let byte_rows: [&[u8]; ROW_GROUP] =
+                std::array::from_fn(|s| T::as_bytes(group_rows[s]).unwrap_or(&[]));
             if group.len() < ROW_GROUP {
                 for (s, (&row, &sample)) in group_rows.iter().zip(group).enumerate() {
                     let row_has_missing = T::MAX_WHOLE.is_none()
@@ -254,6 +243,10 @@ impl NodeProjector {
                 let out = &mut out[a * n + group_start..][..ROW_GROUP];
                 if group_has_missing && self.rescaled_in_pass[a] {
                     rescaled_group_sums(atom, self.whole_weights[a], &group_rows, out);
+                    continue;
+                }
+                if T::MAX_WHOLE.is_some() && self.byte_runs.has_runs(a) {
+                    self.byte_runs.group_sums(a, &byte_rows, out);
                     continue;
                 }
                 if T::MAX_WHOLE.is_some() && self.integer_sums[a] {
@@ -455,15 +448,6 @@ mod tests {
 
     proptest! {
         #[test]
-        fn sort_keys_order_like_the_values(a in any::<f32>(), b in any::<f32>()) {
-            prop_assume!(a.is_finite() && b.is_finite());
-            prop_assert_eq!(sort_key(a).cmp(&sort_key(b)), a.partial_cmp(&b).unwrap());
-            prop_assert_eq!(key_value(sort_key(a)), a + 0.0);
-        }
-    }
-
-    proptest! {
-        #[test]
         fn node_projections_equal_atom_projections_bit_for_bit(
             n in 1usize..200,
             n_features in 1usize..40,
@@ -646,10 +630,5 @@ mod tests {
         atoms.clear();
         atoms.push_pairs(&mut [(0, 1.0), (3, 1.0)]);
         NodeProjector::default().project(&rows, &samples, &samples, &atoms, &mut Vec::new());
-    }
-
-    #[test]
-    fn signed_zeros_share_a_key() {
-        assert_eq!(sort_key(-0.0), sort_key(0.0));
     }
 }

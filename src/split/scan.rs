@@ -3,19 +3,21 @@
 //! split in the same order, so that they choose the same threshold.
 
 use super::criterion::{NodeTargets, SplitCriterion};
-use super::projection::{key_value, sort_key};
 use super::search::SplitCandidate;
+use super::sort::{key_value, sort_key};
 
 /// Per whole value of a projection: how many samples take it, and the sums of their
 /// entries (and of their weights, unless entries sum to them).
 #[derive(Debug, Default)]
 pub(super) struct ValueTable {
     /// Per node sample, the offset of its value above the lowest.
-    offsets: Vec<u32>,
+    pub(super) offsets: Vec<u32>,
     /// Per value, how many samples take it; when sorting by counting, where its keys
     /// start.
-    counts: Vec<u32>,
+    pub(super) counts: Vec<u32>,
     sums: Vec<f64>,
+    /// Per value, the sums of its whole entries (`NodeScan::scan_whole_counts`).
+    pub(super) whole_sums: Vec<u32>,
 }
 
 /// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
@@ -45,6 +47,29 @@ pub(super) fn position_key_or_missing(value: f32, position: u32) -> u64 {
     (key as u64) << 32 | position as u64
 }
 
+/// Moves `amount` of entry `entry` from the right side's sums to the left's, updating
+/// each side's sum of terms (unless the terms depend on the weight: then
+/// `NodeScan::children_cost_of` computes them).
+#[inline(always)]
+fn move_entry<C: SplitCriterion>(
+    criterion: &C,
+    left: &mut [f64],
+    right: &mut [f64],
+    left_terms: &mut f64,
+    right_terms: &mut f64,
+    entry: usize,
+    amount: f64,
+) {
+    let old_left = left[entry];
+    let old_right = right[entry];
+    left[entry] = old_left + amount;
+    right[entry] = old_right - amount;
+    if !C::TERMS_DEPEND_ON_WEIGHT {
+        *left_terms += criterion.term(old_left + amount, 0.0) - criterion.term(old_left, 0.0);
+        *right_terms += criterion.term(old_right - amount, 0.0) - criterion.term(old_right, 0.0);
+    }
+}
+
 /// Columns of the counting table per value: the entries, and the weight unless the
 /// entries add up to it.
 pub(super) fn table_width<C: SplitCriterion>(criterion: &C) -> usize {
@@ -65,8 +90,8 @@ pub(super) struct NodeScan<'a, C> {
 /// The two sides of a threshold while a scan moves samples from right to left: the
 /// sums of their entries, their weights and their sums of terms.
 struct Sides<'s> {
-    left: &'s mut Vec<f64>,
-    right: &'s mut Vec<f64>,
+    left: &'s mut [f64],
+    right: &'s mut [f64],
     left_weight: f64,
     right_weight: f64,
     left_terms: f64,
@@ -78,7 +103,7 @@ struct Sides<'s> {
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Whether a side of this weight may be a child.
     #[inline(always)]
-    fn heavy_enough(&self, weight: f64) -> bool {
+    pub(super) fn heavy_enough(&self, weight: f64) -> bool {
         weight > 0.0 && weight >= self.min_weight
     }
 
@@ -86,20 +111,21 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     /// says so; `None` when the node had none) when its children's cost beats
     /// `best`'s; strictly, so that earlier candidates win ties.
     #[inline(always)]
-    fn offer(
+    pub(super) fn offer(
         &self,
         children_cost: f64,
         atom: usize,
-        threshold: f32,
+        threshold: impl FnOnce() -> f32,
         missing_left: Option<bool>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
+        // The threshold is worked out only for a split that wins (few of them).
         if best.is_none_or(|(cost, _)| children_cost < cost) {
             *best = Some((
                 children_cost,
                 SplitCandidate {
                     atom,
-                    threshold,
+                    threshold: threshold(),
                     impurity_decrease: self.cost - children_cost,
                     missing_left,
                 },
@@ -133,18 +159,36 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let (left, right) = (&mut *sides.left, &mut *sides.right);
         let (left_terms, right_terms) = (&mut sides.left_terms, &mut sides.right_terms);
         criterion.entries(self.node, position, |entry, amount| {
-            let old_left = left[entry];
-            let old_right = right[entry];
-            left[entry] = old_left + amount;
-            right[entry] = old_right - amount;
-            if !C::TERMS_DEPEND_ON_WEIGHT {
-                *left_terms +=
-                    criterion.term(old_left + amount, 0.0) - criterion.term(old_left, 0.0);
-                *right_terms +=
-                    criterion.term(old_right - amount, 0.0) - criterion.term(old_right, 0.0);
-            }
+            move_entry::<C>(
+                criterion,
+                left,
+                right,
+                left_terms,
+                right_terms,
+                entry,
+                amount,
+            );
         });
         let weight = self.node.weights[position];
+        sides.left_weight += weight;
+        sides.right_weight -= weight;
+        sides.n_left += 1;
+    }
+
+    /// [`Self::move_left`] for [`SplitCriterion::CLASS_ENTRIES`]: the sample's class
+    /// and weight, read by the caller from arrays it holds (a read through the node
+    /// would fetch the arrays' addresses again after every write to the sides).
+    #[inline(always)]
+    fn move_class_left(&self, sides: &mut Sides<'_>, class: usize, weight: f64) {
+        move_entry::<C>(
+            self.criterion,
+            sides.left,
+            sides.right,
+            &mut sides.left_terms,
+            &mut sides.right_terms,
+            class,
+            weight,
+        );
         sides.left_weight += weight;
         sides.right_weight -= weight;
         sides.n_left += 1;
@@ -234,7 +278,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         if let Some(children_cost) = apart {
             // Every present value goes left, as under scikit-learn's infinite
             // threshold; thresholds stay finite.
-            self.offer(children_cost, atom, f32::MAX, Some(false), best);
+            self.offer(children_cost, atom, || f32::MAX, Some(false), best);
         }
     }
 
@@ -254,8 +298,14 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let n = keys.len();
         // The right side keeps at least `min_leaf` samples up to the last move.
         let end = (n_present - 1).min((n - self.min_leaf).saturating_sub(sides.n_left));
+        let (classes, weights) = (&self.node.classes[..], &self.node.weights[..]);
         for i in 0..end {
-            self.move_left(sides, keys[i] as u32 as usize);
+            let position = keys[i] as u32 as usize;
+            if C::CLASS_ENTRIES {
+                self.move_class_left(sides, classes[position] as usize, weights[position]);
+            } else {
+                self.move_left(sides, position);
+            }
             if sides.n_left < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
                 continue;
             }
@@ -263,15 +313,12 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 continue;
             }
             let children_cost = self.children_cost_of(sides);
-            let below = key_value((keys[i] >> 32) as u32);
-            let above = key_value((keys[i + 1] >> 32) as u32);
-            self.offer(
-                children_cost,
-                atom,
-                midpoint(below, above),
-                missing_left,
-                best,
-            );
+            let threshold = || {
+                let below = key_value((keys[i] >> 32) as u32);
+                let above = key_value((keys[i + 1] >> 32) as u32);
+                midpoint(below, above)
+            };
+            self.offer(children_cost, atom, threshold, missing_left, best);
         }
     }
 
@@ -361,8 +408,8 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                     let right_terms: f64 = right().map(|s| criterion.term(s, right_weight)).sum();
                     let children_cost = criterion.cost(left_weight, left_terms)
                         + criterion.cost(right_weight, right_terms);
-                    let (below, above) = (low + below as f32, low + offset as f32);
-                    self.offer(children_cost, atom, midpoint(below, above), None, best);
+                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, threshold, None, best);
                 }
             }
             for (l, &s) in left.iter_mut().zip(value_sums) {
@@ -381,7 +428,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
 /// `MAX_COUNTED_SPAN`), its offset above `low`. Any other value (X changed while the
 /// tree grew) gets some offset below `span`: a wrong split at worst, never an index
 /// outside the tables.
-fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
+pub(super) fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
     // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
     // conversion that, unlike `as u32`, needs no range checks and so vectorises, as
     // does the bound.
@@ -394,36 +441,6 @@ fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) 
             .wrapping_sub(SHIFT.to_bits())
             .min(last)
     }));
-}
-
-/// Writes the [`position_key`]s of whole `values` (in node order, all in
-/// `low..low + span`) into `keys` in ascending order of value, by counting sort: one
-/// pass to count each value, one to place each key, whatever the number of samples.
-pub(super) fn sort_whole_values(
-    values: &[f32],
-    low: f32,
-    span: usize,
-    table: &mut ValueTable,
-    keys: &mut Vec<u64>,
-) {
-    whole_offsets(values, low, span, &mut table.offsets);
-    // `starts[v]` becomes the first slot of value `v` in `keys`.
-    let starts = &mut table.counts;
-    starts.clear();
-    starts.resize(span + 1, 0);
-    for &offset in &table.offsets {
-        starts[offset as usize + 1] += 1;
-    }
-    for v in 1..=span {
-        starts[v] += starts[v - 1];
-    }
-    keys.clear();
-    keys.resize(values.len(), 0);
-    for (position, (&offset, &value)) in table.offsets.iter().zip(values).enumerate() {
-        let slot = &mut starts[offset as usize];
-        keys[*slot as usize] = position_key(value, position as u32);
-        *slot += 1;
-    }
 }
 
 /// A threshold strictly between `below < above` where possible: the midpoint can round

@@ -3,10 +3,11 @@
 //! `TwoMeans` and `FastBIC`). They read only the first two moments of each side, so one
 //! sorted scan per atom, moving a sample at a time to the left, ranks every threshold.
 
-use super::projection::{key_value, sort_key, NodeProjector};
+use super::projection::NodeProjector;
 use super::scan::midpoint;
 use super::search::SplitCandidate;
 use super::sort::sort_by_value;
+use super::sort::{key_value, sort_key};
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 

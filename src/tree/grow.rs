@@ -265,13 +265,13 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
             candidate.impurity_decrease / self.root_weight + 1e-7 >= settings.min_impurity_decrease
                 && candidate.threshold.is_finite()
         })?;
-        let search_atom = split_atoms.get(candidate.atom);
         let missing_left = candidate.missing_left.unwrap_or(false);
         let n = node_samples.len();
+        // The search's own projections on the chosen atom, in the node's order: the
+        // sample at `i` has not moved yet when its turn comes (swaps reach back only).
+        let values = self.scratch.projections(candidate.atom, n);
         let mut left_end = 0;
-        for i in 0..n {
-            let row = rows.row(row_of[node_samples[i] as usize] as usize);
-            let value = search_atom.project(row);
+        for (i, &value) in values.iter().enumerate() {
             if goes_left(value, candidate.threshold, missing_left) {
                 node_samples.swap(i, left_end);
                 left_end += 1;

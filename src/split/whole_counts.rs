@@ -1,0 +1,262 @@
+//! The scan of whole projections counted by value in integers, for criteria whose
+//! costs are exact on whole entries ([`SplitCriterion::SQUARED_TERMS`]: Gini, with
+//! bootstrap counts as weights). Per value, each entry's sum is a `u32`, one copy of
+//! the table instead of [`NodeScan::scan_counted`]'s `f64` copies: small enough for
+//! the large nodes whose projections span thousands of values, where it takes the
+//! place of sorting. Every cost it computes is the sorted scan's bit for bit, so it
+//! chooses the same split.
+
+use super::criterion::{NodeTargets, SplitCriterion};
+use super::scan::{midpoint, whole_offsets, NodeScan, ValueTable};
+use super::search::SplitCandidate;
+
+/// The heaviest node whose whole entries give exact costs: every sum of entries is at
+/// most 2^26, so squares and their sums stay below 2^53.
+const MAX_EXACT_WEIGHT: f64 = (1u64 << 26) as f64;
+
+/// Whether [`NodeScan::scan_whole_counts`] may scan `node`: the criterion's terms are
+/// squares, each sample's entries sum to its weight (so a value's weight is the sum of
+/// its entries), and every entry of the node is a whole number, the node weighing at
+/// most [`MAX_EXACT_WEIGHT`].
+pub(super) fn counts_exactly<C: SplitCriterion>(criterion: &C, node: &NodeTargets) -> bool {
+    // Adding and taking away 2^52 rounds a non-negative f64 below it to a whole number.
+    const ROUNDING: f64 = (1u64 << 52) as f64;
+    let exact = C::SQUARED_TERMS && C::ENTRIES_SUM_TO_WEIGHT && node.weight <= MAX_EXACT_WEIGHT;
+    if !exact {
+        return false;
+    }
+    let mut whole = true;
+    for position in 0..node.weights.len() {
+        criterion.entries(node, position, |_, amount| {
+            whole &= amount >= 0.0 && (amount + ROUNDING) - ROUNDING == amount;
+        });
+    }
+    whole
+}
+
+/// Lanes the sums of terms are split over, so that their additions do not wait on
+/// each other.
+const LANES: usize = 4;
+
+/// The sums of terms of the left side (`left`, of weight `left_weight`) and of the
+/// right (`sums - left`). Every term and partial sum is an exact whole number here
+/// ([`counts_exactly`]), so adding them in lanes gives the sums in order bit for bit.
+#[inline(always)]
+fn exact_terms<C: SplitCriterion>(
+    criterion: &C,
+    left: &[f64],
+    sums: &[f64],
+    left_weight: f64,
+    right_weight: f64,
+) -> (f64, f64) {
+    let mut left_lanes = [0.0f64; LANES];
+    let mut right_lanes = [0.0f64; LANES];
+    for (lefts, sums) in left.chunks(LANES).zip(sums.chunks(LANES)) {
+        for lane in 0..lefts.len() {
+            left_lanes[lane] += criterion.term(lefts[lane], left_weight);
+            right_lanes[lane] += criterion.term(sums[lane] - lefts[lane], right_weight);
+        }
+    }
+    let total = |lanes: [f64; LANES]| (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    (total(left_lanes), total(right_lanes))
+}
+
+impl<C: SplitCriterion> NodeScan<'_, C> {
+    /// For projections (in node order) that are whole numbers in `low..low + span`, on
+    /// a node that [`counts_exactly`]: sums each value's entries in `u32`, then scans
+    /// the boundaries between present values in ascending order, as
+    /// [`NodeScan::scan_sorted`] would, with the same costs.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scan_whole_counts(
+        &self,
+        values: &[f32],
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        left: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let criterion = self.criterion;
+        let node = self.node;
+        let n_entries = criterion.n_entries();
+        whole_offsets(values, low, span, &mut table.offsets);
+        let sums = &mut table.whole_sums;
+        sums.clear();
+        sums.resize(span * n_entries, 0);
+        for (position, &offset) in table.offsets.iter().enumerate() {
+            let row = &mut sums[offset as usize * n_entries..][..n_entries];
+            // Whole and at most 2^26 (`counts_exactly`): the conversion is exact.
+            criterion.entries(node, position, |entry, amount| row[entry] += amount as u32);
+        }
+        // Sample counts matter only to keep `min_samples_leaf` samples on each side;
+        // otherwise a value is present when its weight (a positive whole) is.
+        let count_samples = self.min_leaf > 1;
+        let counts = &mut table.counts;
+        if count_samples {
+            counts.clear();
+            counts.resize(span, 0);
+            for &offset in &table.offsets {
+                counts[offset as usize] += 1;
+            }
+        }
+
+        left.clear();
+        left.resize(n_entries, 0.0);
+        let (mut left_n, mut left_weight) = (0usize, 0.0f64);
+        let mut previous: Option<usize> = None;
+        for (offset, value_sums) in sums.chunks_exact(n_entries).enumerate() {
+            let weight: u32 = value_sums.iter().sum();
+            if weight == 0 {
+                continue;
+            }
+            if let Some(below) = previous {
+                if count_samples && values.len() - left_n < self.min_leaf {
+                    break; // the right side only shrinks from here
+                }
+                let right_weight = node.weight - left_weight;
+                let enough_left = !count_samples || left_n >= self.min_leaf;
+                let right = || left.iter().zip(&node.sums).map(|(&l, &s)| s - l);
+                if enough_left
+                    && self.heavy_enough(left_weight)
+                    && self.heavy_enough(right_weight)
+                    && criterion.allows_side(node, left.iter().copied())
+                    && criterion.allows_side(node, right())
+                {
+                    let (left_terms, right_terms) =
+                        exact_terms(criterion, left, &node.sums, left_weight, right_weight);
+                    let children_cost = criterion.cost(left_weight, left_terms)
+                        + criterion.cost(right_weight, right_terms);
+                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, threshold, None, best);
+                }
+            }
+            for (l, &s) in left.iter_mut().zip(value_sums) {
+                *l += s as f64;
+            }
+            left_weight += weight as f64;
+            if count_samples {
+                left_n += counts[offset] as usize;
+            }
+            previous = Some(offset);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::class_criteria::{Entropy, Gini};
+    use super::super::criterion::LocalSamples;
+    use super::super::sort::sort_whole_values;
+    use super::*;
+
+    /// The best split of one atom's whole `values` by the sorted scan and by the
+    /// counted scan of whole entries, as (children's cost, candidate) bits.
+    fn both_scans<C: SplitCriterion>(
+        criterion: &C,
+        node: &NodeTargets,
+        values: &[f32],
+        min_leaf: usize,
+        min_weight: f64,
+    ) -> [Option<(u64, u32, u64)>; 2] {
+        let terms: f64 = node
+            .sums
+            .iter()
+            .map(|&s| criterion.term(s, node.weight))
+            .sum();
+        let scan = NodeScan {
+            criterion,
+            node,
+            terms,
+            cost: criterion.cost(node.weight, terms),
+            min_leaf,
+            min_weight,
+        };
+        let low = values.iter().copied().fold(f32::INFINITY, f32::min);
+        let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let span = (high - low) as usize + 1;
+        let (table, keys) = (&mut ValueTable::default(), &mut Vec::new());
+        let (left, right) = (&mut Vec::new(), &mut Vec::new());
+        let bits = |best: Option<(f64, SplitCandidate)>| {
+            best.map(|(cost, c)| {
+                assert_eq!(c.atom, 3);
+                assert_eq!(c.missing_left, None);
+                (
+                    cost.to_bits(),
+                    c.threshold.to_bits(),
+                    c.impurity_decrease.to_bits(),
+                )
+            })
+        };
+        let mut sorted = None;
+        sort_whole_values(values, low, span, table, keys);
+        scan.scan_sorted::<false>(keys, 3, left, right, &mut sorted);
+        let mut counted = None;
+        scan.scan_whole_counts(values, low, span, 3, table, left, &mut counted);
+        [bits(sorted), bits(counted)]
+    }
+
+    proptest! {
+        #[test]
+        fn whole_counts_choose_the_sorted_scans_split_bit_for_bit(
+            n in prop_oneof![2usize..24, 2usize..400],
+            n_classes in 1usize..12,
+            spread in prop::sample::select(vec![3usize, 40, 2000]),
+            offset in prop::sample::select(vec![0.0f32, -1000.0, 70_000.0]),
+            max_weight in 1usize..4,
+            min_leaf in 1usize..5,
+            min_weight_fraction in prop::sample::select(vec![0.0, 0.2]),
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::rng::Rng::new(seed, 0);
+            // Classes drawn from fewer at times, so that nodes are nearly pure.
+            let used_classes = 1 + rng.below(n_classes);
+            let local = LocalSamples {
+                row_of: (0..n as u32).collect(),
+                class_of: (0..n).map(|_| rng.below(used_classes) as u32).collect(),
+                weight_of: (0..n).map(|_| (1 + rng.below(max_weight)) as f64).collect(),
+                values_of: Vec::new(),
+            };
+            let samples: Vec<u32> = (0..n as u32).collect();
+            let values: Vec<f32> = (0..n).map(|_| offset + rng.below(spread) as f32).collect();
+            let mut node = NodeTargets::default();
+            let gini = Gini { n_classes };
+            gini.gather(&local, &samples, &mut node);
+            prop_assert!(counts_exactly(&gini, &node));
+            let min_weight = min_weight_fraction * node.weight;
+            let [sorted, counted] = both_scans(&gini, &node, &values, min_leaf, min_weight);
+            prop_assert_eq!(sorted, counted);
+        }
+    }
+
+    #[test]
+    fn only_exact_criteria_on_whole_weights_are_counted() {
+        let local = LocalSamples {
+            row_of: vec![0, 1, 2],
+            class_of: vec![0, 1, 1],
+            weight_of: vec![1.0, 2.0, 3.0],
+            values_of: Vec::new(),
+        };
+        let mut node = NodeTargets::default();
+        let gini = Gini { n_classes: 2 };
+        gini.gather(&local, &[0, 1, 2], &mut node);
+        assert!(counts_exactly(&gini, &node));
+        let entropy = Entropy { n_classes: 2 };
+        entropy.gather(&local, &[0, 1, 2], &mut node);
+        assert!(!counts_exactly(&entropy, &node));
+        let fractional = LocalSamples {
+            weight_of: vec![1.0, 2.5, 3.0],
+            ..local.clone()
+        };
+        gini.gather(&fractional, &[0, 1, 2], &mut node);
+        assert!(!counts_exactly(&gini, &node));
+        let heavy = LocalSamples {
+            weight_of: vec![1.0, 2.0, MAX_EXACT_WEIGHT],
+            ..local
+        };
+        gini.gather(&heavy, &[0, 1, 2], &mut node);
+        assert!(!counts_exactly(&gini, &node));
+    }
+}
