@@ -21,6 +21,7 @@ pub use projection::{key_value, sort_key, NodeProjector};
 pub(crate) use scan::midpoint;
 pub use search::{best_split, SplitRule, SplitScratch};
 pub use sort::sort_by_value;
+pub(crate) use unsupervised::AtomCosts;
 pub use unsupervised::{
     best_unsupervised_split, FastBic, Moments, TwoMeans, UnsupervisedCriterion, UnsupervisedScratch,
 };
