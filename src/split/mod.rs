@@ -25,6 +25,7 @@ pub use projection::NodeProjector;
 pub(crate) use scan::midpoint;
 pub use search::{best_split, SplitRule, SplitScratch};
 pub use sort::{key_value, sort_by_value, sort_key};
+pub(crate) use unsupervised::AtomCosts;
 pub use unsupervised::{
     best_unsupervised_split, FastBic, Moments, TwoMeans, UnsupervisedCriterion, UnsupervisedScratch,
 };

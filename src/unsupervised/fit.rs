@@ -10,13 +10,13 @@ use super::grow::{grow_unsupervised_tree, TreeRows, UnsupervisedGrowth};
 use super::params::{ClusteringCriterion, UnsupervisedParams};
 use super::UnsupervisedForest;
 use crate::atoms::AtomKind;
-use crate::data::{Feature, Rows};
+use crate::data::{sums_stay_exact, Feature, Rows};
 use crate::error::{invalid, MorfError, Result};
 use crate::forest::{sampling_sizes, Forest, ForestParams, TreeSample, MAX_FEATURES};
 use crate::rng::Rng;
 use crate::runtime::control::{FitControl, TreeCounter};
 use crate::runtime::workers::with_threads;
-use crate::split::{FastBic, TwoMeans, UnsupervisedCriterion, UnsupervisedScratch};
+use crate::split::{AtomCosts, FastBic, TwoMeans, UnsupervisedScratch};
 use crate::tree::{Task, Tree, TreeLimits};
 
 impl UnsupervisedForest {
@@ -64,6 +64,12 @@ impl UnsupervisedForest {
             params.atoms == AtomKind::AxisAligned,
         )?;
         sampling_sizes(&forest_params, n_samples)?;
+        // Whole-valued X has whole projections on the dictionary's whole weights, exact
+        // while they stay within the bound for the weights' size.
+        let whole_range = rows.whole_values();
+        let max_weight = params.atoms.weight_bounds().max_abs;
+        let whole_values =
+            whole_range.is_some_and(|range| sums_stay_exact(range, n_features, max_weight));
         let job = UnsupervisedJob {
             params: &forest_params,
             growth: UnsupervisedGrowth {
@@ -71,6 +77,7 @@ impl UnsupervisedForest {
                 min_samples_split: params.min_samples_split,
                 min_samples_leaf: params.min_samples_leaf,
                 n_atoms,
+                whole_values,
             },
             cancel: control.cancel_flag(),
             counter: TreeCounter::new(control, params.n_estimators),
@@ -78,7 +85,7 @@ impl UnsupervisedForest {
         // X of whole values in 0..=255 (images) is searched through a byte copy: the
         // same projections from a quarter of the memory traffic of float32 rows.
         let byte_valued = matches!(
-            rows.whole_values(),
+            whole_range,
             Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
         );
         let trees = with_threads(params.n_threads, || match (params.criterion, byte_valued) {
@@ -105,7 +112,7 @@ struct UnsupervisedJob<'a> {
 impl UnsupervisedJob<'_> {
     /// Grows every tree in parallel on the current thread pool; `Err(Cancelled)` once
     /// the cancel flag is set.
-    fn grow_trees<C: UnsupervisedCriterion, T: Feature>(
+    fn grow_trees<C: AtomCosts, T: Feature>(
         &self,
         criterion: &C,
         rows: &Rows<'_, T>,
@@ -123,7 +130,7 @@ impl UnsupervisedJob<'_> {
     }
 
     /// Grows tree `t` from its own row and atom streams.
-    fn grow<C: UnsupervisedCriterion, T: Feature>(
+    fn grow<C: AtomCosts, T: Feature>(
         &self,
         criterion: &C,
         rows: &Rows<'_, T>,

@@ -8,7 +8,7 @@ use crate::atoms::{Atom, AtomSampler, AtomSet, MissingCells, Window};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
 use crate::runtime::control::is_cancelled;
-use crate::split::{best_unsupervised_split, UnsupervisedCriterion, UnsupervisedScratch};
+use crate::split::{best_unsupervised_split, AtomCosts, UnsupervisedScratch};
 use crate::tree::{goes_left, lay_out, GrownSplit, GrownTree, Leaves, Tree, TreeLimits};
 
 /// The stopping rules of one unsupervised tree.
@@ -19,6 +19,8 @@ pub(super) struct UnsupervisedGrowth {
     pub min_samples_leaf: usize,
     /// Candidate atoms per node.
     pub n_atoms: usize,
+    /// Whether projections on atoms of whole weights are exact whole numbers.
+    pub whole_values: bool,
 }
 
 /// The rows a tree learns from: each row of X it holds, and its weight (its bootstrap
@@ -54,7 +56,7 @@ struct GrownNode {
 /// candidate atoms from `sampler` with `rng`; `None` once `cancel` is set. Each leaf
 /// holds one value: the share of the tree's sample weight that reached it.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn grow_unsupervised_tree<C: UnsupervisedCriterion, T: Feature>(
+pub(super) fn grow_unsupervised_tree<C: AtomCosts, T: Feature>(
     criterion: &C,
     rows: &Rows<'_, T>,
     sample: &TreeRows,
@@ -105,7 +107,7 @@ struct Grower<'a, C, T: Clone> {
     leaf_share: [f64; 1],
 }
 
-impl<C: UnsupervisedCriterion, T: Feature> Grower<'_, C, T> {
+impl<C: AtomCosts, T: Feature> Grower<'_, C, T> {
     /// Grows every node that may be split, depth first and left first: the order of
     /// the flat layout, and of the atoms' random draws.
     fn grow(&mut self, cancel: &AtomicBool) -> Option<()> {
@@ -166,6 +168,7 @@ impl<C: UnsupervisedCriterion, T: Feature> Grower<'_, C, T> {
             node_samples,
             &self.atoms,
             self.growth.min_samples_leaf,
+            self.growth.whole_values,
             self.scratch,
         )
         .filter(|candidate| candidate.threshold.is_finite())?;

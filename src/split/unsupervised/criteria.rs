@@ -1,0 +1,299 @@
+//! The unsupervised split criteria: with no targets, a split is judged by the projected
+//! values themselves, as two clusters on either side of the threshold (treeple's
+//! `TwoMeans` and `FastBIC`). They read only the first two moments of each side.
+
+/// The weight, weighted sum and weighted sum of squares of a set of projected values,
+/// taken about a centre near the node's mean so that the sums of squares lose no
+/// digits.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Moments {
+    /// Total weight (a sample drawn twice by the bootstrap counts twice).
+    pub weight: f64,
+    /// Weighted sum of the values.
+    pub sum: f64,
+    /// Weighted sum of their squares.
+    pub sum_squares: f64,
+}
+
+impl Moments {
+    /// Adds `value` with weight `weight` (several samples of one value at once, when
+    /// `weight` is their total).
+    #[inline(always)]
+    pub(super) fn add(&mut self, value: f64, weight: f64) {
+        self.weight += weight;
+        self.sum += weight * value;
+        self.sum_squares += weight * value * value;
+    }
+
+    /// `self` less `part`.
+    #[inline(always)]
+    pub(super) fn minus(&self, part: &Moments) -> Moments {
+        Moments {
+            weight: self.weight - part.weight,
+            sum: self.sum - part.sum,
+            sum_squares: self.sum_squares - part.sum_squares,
+        }
+    }
+
+    /// Weighted sum of squared deviations from the weighted mean (0 when empty; never
+    /// below 0, which rounding could otherwise reach).
+    #[inline(always)]
+    pub fn squared_deviations(&self) -> f64 {
+        if self.weight > 0.0 {
+            (self.sum_squares - self.sum * self.sum / self.weight).max(0.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The logarithm of each side's share of its node's weight, `ln(k / N)`, kept per whole
+/// weight `k` the first time a threshold of any of the node's atoms asks for it: the
+/// same value as computing it there, once per node instead of once per threshold.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ShareLogs {
+    node_weight: f64,
+    /// `ln(k / N)` at index `k`, NaN until asked for.
+    logs: Vec<f64>,
+}
+
+impl ShareLogs {
+    /// Logarithms of shares of a node of total weight `node_weight`, each computed
+    /// when asked for and kept by no one.
+    fn uncached(node_weight: f64) -> Self {
+        Self {
+            node_weight,
+            logs: Vec::new(),
+        }
+    }
+
+    /// Starts a node of total weight `node_weight`, forgetting the last node's.
+    pub(crate) fn start_node(&mut self, node_weight: f64) {
+        self.node_weight = node_weight;
+        self.logs.clear();
+        // Only whole weights are kept; a bootstrap's counts always are.
+        if node_weight.fract() == 0.0 && node_weight < u32::MAX as f64 {
+            self.logs.resize(node_weight as usize + 1, f64::NAN);
+        }
+    }
+
+    /// `ln(weight / N)` for a side of weight `weight` of the node.
+    #[inline(always)]
+    fn log_share(&mut self, weight: f64) -> f64 {
+        let index = weight as usize;
+        match self.logs.get_mut(index) {
+            Some(log) if index as f64 == weight => {
+                if log.is_nan() {
+                    *log = (weight / self.node_weight).ln();
+                }
+                *log
+            }
+            _ => (weight / self.node_weight).ln(),
+        }
+    }
+}
+
+/// A split criterion that needs no labels: the cost of a node's projected values kept
+/// together, and of the two sides of a threshold. A split's decrease is the node's cost
+/// less its children's, and split search keeps the split of largest decrease: the
+/// node's cost is that of its values on one atom, so children's costs alone do not
+/// compare atoms (an atom on which the node is nearly constant has nearly no cost
+/// however it is cut, and ranking by it peeled a sample or two off per split).
+pub trait UnsupervisedCriterion: Copy + Send + Sync + 'static {
+    /// Cost of the node's values as one cluster.
+    fn node_cost(&self, node: &Moments) -> f64;
+
+    /// Cost of the two sides of a threshold as two clusters; `node` is their union.
+    fn children_cost(&self, left: &Moments, right: &Moments, node: &Moments) -> f64;
+}
+
+/// The costs of [`UnsupervisedCriterion`] as split search takes them: what the
+/// thresholds of one atom share is computed once per atom, and the logarithms of the
+/// sides' shares once per node. The same values as the criterion's own costs.
+pub(crate) trait AtomCosts: UnsupervisedCriterion {
+    /// What the costs of all thresholds of one atom share.
+    type AtomTerms: Copy;
+
+    /// The shared terms of an atom along which the node's values have moments `node`.
+    fn atom_terms(&self, node: &Moments) -> Self::AtomTerms;
+
+    /// Cost of the node's values as one cluster.
+    fn node_cost_of(&self, terms: &Self::AtomTerms) -> f64;
+
+    /// Cost of the two sides of a threshold as two clusters (their union is the node
+    /// of `terms`); `shares` gives the logarithms of the sides' shares of the node.
+    fn children_cost_of(
+        &self,
+        left: &Moments,
+        right: &Moments,
+        terms: &Self::AtomTerms,
+        shares: &mut ShareLogs,
+    ) -> f64;
+}
+
+/// Two-means (treeple's `"twomeans"`): the weighted sum of squared deviations of each
+/// side's values from that side's mean, the one-dimensional 2-means objective.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TwoMeans;
+
+impl UnsupervisedCriterion for TwoMeans {
+    fn node_cost(&self, node: &Moments) -> f64 {
+        self.node_cost_of(&self.atom_terms(node))
+    }
+
+    fn children_cost(&self, left: &Moments, right: &Moments, node: &Moments) -> f64 {
+        let terms = self.atom_terms(node);
+        self.children_cost_of(left, right, &terms, &mut ShareLogs::uncached(node.weight))
+    }
+}
+
+impl AtomCosts for TwoMeans {
+    /// The node's own cost.
+    type AtomTerms = f64;
+
+    #[inline(always)]
+    fn atom_terms(&self, node: &Moments) -> f64 {
+        node.squared_deviations()
+    }
+
+    #[inline(always)]
+    fn node_cost_of(&self, terms: &f64) -> f64 {
+        *terms
+    }
+
+    #[inline(always)]
+    fn children_cost_of(&self, left: &Moments, right: &Moments, _: &f64, _: &mut ShareLogs) -> f64 {
+        left.squared_deviations() + right.squared_deviations()
+    }
+}
+
+/// Fast-BIC (treeple's `"fastbic"`, after Fast-BIC of arXiv:1907.02844): the Bayesian
+/// information criterion of a two-component Gaussian mixture fitted by hard assignment,
+/// the values below the threshold to one component and the others to the other, ranked
+/// as treeple ranks it. With `n_j` the weight of side `j` and `N` the node's, a side's
+/// BIC with variance `v` is
+///
+/// ```text
+/// BIC_j(v) = -2 (n_j ln(n_j / N) + n_j / 2 ln(2 pi v + eps))
+/// ```
+///
+/// taken either with each side's own maximum-likelihood variance `v_j` or with the
+/// node's variance `v` for both sides; the own variances are kept when
+/// `BIC_L(v_L) - BIC_R(v_R) < BIC_L(v) - BIC_R(v)`. The children's cost is
+/// `-(n_L BIC_L + n_R BIC_R)`, and the node's `N^2 ln(2 pi v + eps)` (its
+/// `-N BIC_N(v)`).
+///
+/// This is what treeple 0.10's code computes, not what its docstring writes (which
+/// has `-n_j / 2 ln(...)` and compares the models by the sum of the sides' BICs): the
+/// clusterings of its forests come from this ranking, and on digits it gave clusters
+/// several times closer to the classes (adjusted Rand index 0.58 against 0.27) than
+/// the textbook BIC did. Two changes make it independent of the units and origin of
+/// X: the values are taken about the node's mean (treeple uses their raw second moment
+/// as the node's variance), and `eps`, which keeps a side of equal values from an
+/// infinite likelihood, is `1e-7` times the node's variance (treeple adds `1e-7`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FastBic;
+
+/// What Fast-BIC's thresholds of one atom share.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FastBicTerms {
+    /// The node's weight `N`.
+    weight: f64,
+    /// The variance floor `eps`.
+    eps: f64,
+    /// `ln(2 pi v + eps)` of the node's variance `v`.
+    log_variance: f64,
+}
+
+impl FastBic {
+    /// Variance floor relative to the node's variance.
+    const RELATIVE_EPS: f64 = 1e-7;
+
+    /// `BIC_j(v)` of a side of weight `weight` from `ln(n_j / N)` and `ln(2 pi v + eps)`.
+    #[inline(always)]
+    fn side_bic(weight: f64, log_share: f64, log_variance: f64) -> f64 {
+        -2.0 * weight * (log_share + 0.5 * log_variance)
+    }
+}
+
+impl UnsupervisedCriterion for FastBic {
+    fn node_cost(&self, node: &Moments) -> f64 {
+        self.node_cost_of(&self.atom_terms(node))
+    }
+
+    fn children_cost(&self, left: &Moments, right: &Moments, node: &Moments) -> f64 {
+        let terms = self.atom_terms(node);
+        self.children_cost_of(left, right, &terms, &mut ShareLogs::uncached(node.weight))
+    }
+}
+
+impl AtomCosts for FastBic {
+    type AtomTerms = FastBicTerms;
+
+    fn atom_terms(&self, node: &Moments) -> FastBicTerms {
+        let variance = node.squared_deviations() / node.weight;
+        // A constant node is never split; any positive floor serves.
+        let eps = (Self::RELATIVE_EPS * variance).max(f64::MIN_POSITIVE);
+        FastBicTerms {
+            weight: node.weight,
+            eps,
+            log_variance: (std::f64::consts::TAU * variance + eps).ln(),
+        }
+    }
+
+    #[inline(always)]
+    fn node_cost_of(&self, terms: &FastBicTerms) -> f64 {
+        terms.weight * terms.weight * terms.log_variance
+    }
+
+    #[inline(always)]
+    fn children_cost_of(
+        &self,
+        left: &Moments,
+        right: &Moments,
+        terms: &FastBicTerms,
+        shares: &mut ShareLogs,
+    ) -> f64 {
+        let (wl, wr) = (left.weight, right.weight);
+        // Two logarithms per threshold, the sides' own variances: the node's variance
+        // is the atom's and the shares' are the node's.
+        let log_variance = |v: f64| (std::f64::consts::TAU * v + terms.eps).ln();
+        let (share_left, share_right) = (shares.log_share(wl), shares.log_share(wr));
+        let own = (
+            Self::side_bic(wl, share_left, log_variance(left.squared_deviations() / wl)),
+            Self::side_bic(
+                wr,
+                share_right,
+                log_variance(right.squared_deviations() / wr),
+            ),
+        );
+        let shared = (
+            Self::side_bic(wl, share_left, terms.log_variance),
+            Self::side_bic(wr, share_right, terms.log_variance),
+        );
+        let (bic_left, bic_right) = if own.0 - own.1 < shared.0 - shared.1 {
+            own
+        } else {
+            shared
+        };
+        -(wl * bic_left + wr * bic_right)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_logs_equal_the_logarithm_they_stand_for() {
+        let mut shares = ShareLogs::default();
+        for node_weight in [7.0, 2000.0, 2.5] {
+            shares.start_node(node_weight);
+            // Twice each: computed, then remembered.
+            for weight in [1.0, 3.0, 1.0, 3.0, 0.5, 2.0, 2.0] {
+                let expected = (weight / node_weight).ln();
+                assert_eq!(shares.log_share(weight).to_bits(), expected.to_bits());
+            }
+        }
+    }
+}

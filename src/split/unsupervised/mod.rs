@@ -1,0 +1,306 @@
+//! Unsupervised split search: each candidate atom's projected values are ranked as two
+//! clusters on either side of every threshold by an [`UnsupervisedCriterion`]. The
+//! criteria read only the first two moments of each side, so one ordered pass per atom
+//! ranks every threshold: a sorted scan, moving a sample at a time to the left, or,
+//! for whole projections spanning few values, a counted one, moving a value at a time.
+
+mod criteria;
+
+pub(crate) use criteria::AtomCosts;
+pub use criteria::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
+
+use criteria::ShareLogs;
+
+use super::projection::NodeProjector;
+use super::scan::{midpoint, MAX_COUNTED_SPAN};
+use super::search::SplitCandidate;
+use super::sort::sort_by_value;
+use super::sort::{key_value, sort_key};
+use crate::atoms::AtomSet;
+use crate::data::{Feature, Rows};
+
+/// Whole projections spanning at most this many values per node sample are counted by
+/// value instead of sorted.
+const COUNTED_SPAN_PER_SAMPLE: usize = 8;
+
+/// Whole numbers up to this magnitude are exact in f64, and so are sums of them.
+const EXACT_F64_INTEGERS: f64 = (1u64 << 53) as f64;
+
+/// Buffers reused across nodes so that the search allocates nothing once warm.
+#[derive(Debug, Default)]
+pub struct UnsupervisedScratch {
+    projector: NodeProjector,
+    values: Vec<f32>,
+    keys: Vec<u64>,
+    sort_buffer: Vec<u64>,
+    by_value: ValueCounts,
+    shares: ShareLogs,
+}
+
+/// Per whole value of the atom counted, the weight and number of samples taking it.
+#[derive(Debug, Default)]
+struct ValueCounts {
+    weights: Vec<f64>,
+    counts: Vec<u32>,
+}
+
+/// The best split found so far: its decrease and where it lies.
+type Best = Option<(f64, SplitCandidate)>;
+
+/// Keeps the split of `atom` at `threshold` if it decreases the cost more than the
+/// best so far (so ties keep the earliest atom and the leftmost threshold).
+#[inline(always)]
+fn offer(best: &mut Best, decrease: f64, atom: usize, threshold: f32) {
+    if best.is_none_or(|(best_decrease, _)| decrease > best_decrease) {
+        *best = Some((
+            decrease,
+            SplitCandidate {
+                atom,
+                threshold,
+                impurity_decrease: decrease,
+                missing_left: None,
+            },
+        ));
+    }
+}
+
+/// The centre that whole projections' moments are taken about: the whole number
+/// nearest their mean, from the lowest value `low`, their total weight and the
+/// weighted sum of their offsets above `low` (all exact). Deviations from it are whole,
+/// so every sum of moments within 2^53 is exact, in whatever order it is added up.
+#[inline(always)]
+fn whole_centre(low: f32, weight: f64, offset_sum: f64) -> f64 {
+    low as f64 + (offset_sum / weight).round()
+}
+
+/// Finds the (atom, threshold) of largest decrease by `criterion` over all `atoms`,
+/// between distinct projected values, leaving at least `min_samples_leaf`
+/// samples on each side. `samples` are the node's local samples (rows
+/// `row_of[sample]` of `rows`, whole weights `weight_of[sample]`). `whole_values`
+/// says that projections on atoms of whole weights are exact whole numbers (whole X
+/// whose sums stay within 2^24): their moments are then summed exactly, and counted by
+/// value where they span few values. Ties keep the earliest atom and the leftmost
+/// threshold. `None` when no atom separates the samples. The projections must not be
+/// missing (NaN).
+#[allow(clippy::too_many_arguments)]
+pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
+    criterion: &C,
+    rows: &Rows<'_, T>,
+    row_of: &[u32],
+    weight_of: &[f64],
+    samples: &[u32],
+    atoms: &AtomSet,
+    min_samples_leaf: usize,
+    whole_values: bool,
+    scratch: &mut UnsupervisedScratch,
+) -> Option<SplitCandidate> {
+    let n = samples.len();
+    let min_leaf = min_samples_leaf.max(1);
+    if n < 2 * min_leaf {
+        return None;
+    }
+    let values = &mut scratch.values;
+    scratch
+        .projector
+        .project(rows, row_of, samples, atoms, values);
+    let node_weight: f64 = samples.iter().map(|&s| weight_of[s as usize]).sum();
+    scratch.shares.start_node(node_weight);
+    let weight_at = |position: usize| weight_of[samples[position] as usize];
+    let mut best: Best = None;
+    for atom in 0..atoms.len() {
+        let values = &values[atom * n..(atom + 1) * n];
+        let whole = whole_values && atoms.get(atom).has_integer_weights();
+        if whole {
+            let (low, high) = values
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                });
+            if low == high {
+                continue; // constant along this atom
+            }
+            // Every sum of squared offsets stays exact below this span.
+            let span = (high as f64 - low as f64) + 1.0;
+            if span <= (COUNTED_SPAN_PER_SAMPLE * n).min(MAX_COUNTED_SPAN) as f64
+                && node_weight * span * span <= EXACT_F64_INTEGERS
+            {
+                let counted = CountedAtom {
+                    values,
+                    low,
+                    span: span as usize,
+                };
+                let (by_value, shares) = (&mut scratch.by_value, &mut scratch.shares);
+                counted.scan(
+                    criterion, &weight_at, min_leaf, atom, by_value, shares, &mut best,
+                );
+                continue;
+            }
+        }
+        let sorted = SortedAtom { values, whole };
+        let (keys, sort_buffer) = (&mut scratch.keys, &mut scratch.sort_buffer);
+        sorted.scan(
+            criterion,
+            &weight_at,
+            min_leaf,
+            atom,
+            keys,
+            sort_buffer,
+            &mut scratch.shares,
+            &mut best,
+        );
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
+/// One atom's projections, in node order; `whole` when they are exact whole numbers.
+struct SortedAtom<'a> {
+    values: &'a [f32],
+    whole: bool,
+}
+
+impl SortedAtom<'_> {
+    /// Ranks the thresholds between the atom's distinct values by sorting them and
+    /// moving one sample at a time to the left.
+    #[allow(clippy::too_many_arguments)]
+    fn scan<C: AtomCosts>(
+        &self,
+        criterion: &C,
+        weight_at: &impl Fn(usize) -> f64,
+        min_leaf: usize,
+        atom: usize,
+        keys: &mut Vec<u64>,
+        sort_buffer: &mut Vec<u64>,
+        shares: &mut ShareLogs,
+        best: &mut Best,
+    ) {
+        let (values, n) = (self.values, self.values.len());
+        keys.clear();
+        keys.extend(
+            values
+                .iter()
+                .enumerate()
+                .map(|(position, &value)| (sort_key(value) as u64) << 32 | position as u64),
+        );
+        sort_by_value(keys, sort_buffer);
+        if keys[0] >> 32 == keys[n - 1] >> 32 {
+            return; // constant along this atom
+        }
+        let value_at = |key: u64| values[key as u32 as usize] as f64;
+        let weight_of_key = |key: u64| weight_at(key as u32 as usize);
+        // The node's moments about its centre, then each threshold's left side.
+        let centre = if self.whole {
+            let low = value_at(keys[0]);
+            let (weight, offset_sum) = keys.iter().fold((0.0, 0.0), |(w, s), &key| {
+                let weight = weight_of_key(key);
+                (w + weight, s + weight * (value_at(key) - low))
+            });
+            whole_centre(low as f32, weight, offset_sum)
+        } else {
+            let mut sums = Moments::default();
+            for &key in keys.iter() {
+                sums.add(value_at(key), weight_of_key(key));
+            }
+            sums.sum / sums.weight
+        };
+        let mut total = Moments::default();
+        for &key in keys.iter() {
+            total.add(value_at(key) - centre, weight_of_key(key));
+        }
+        let terms = criterion.atom_terms(&total);
+        let node_cost = criterion.node_cost_of(&terms);
+        let mut left = Moments::default();
+        for i in 0..n - 1 {
+            let key = keys[i];
+            left.add(value_at(key) - centre, weight_of_key(key));
+            let (here, next) = ((key >> 32) as u32, (keys[i + 1] >> 32) as u32);
+            if here == next || i + 1 < min_leaf || n - (i + 1) < min_leaf {
+                continue;
+            }
+            let right = total.minus(&left);
+            let cost = criterion.children_cost_of(&left, &right, &terms, shares);
+            let threshold = midpoint(key_value(here), key_value(next));
+            offer(best, node_cost - cost, atom, threshold);
+        }
+    }
+}
+
+/// One atom's whole projections, all in `low..low + span`.
+struct CountedAtom<'a> {
+    values: &'a [f32],
+    low: f32,
+    span: usize,
+}
+
+impl CountedAtom<'_> {
+    /// Ranks the thresholds between the atom's distinct values as the sorted scan
+    /// does, from the weight (and, where `min_leaf` needs it, the number) of samples
+    /// taking each value: the moments are exact, so the same sums in another order.
+    #[allow(clippy::too_many_arguments)]
+    fn scan<C: AtomCosts>(
+        &self,
+        criterion: &C,
+        weight_at: &impl Fn(usize) -> f64,
+        min_leaf: usize,
+        atom: usize,
+        by_value: &mut ValueCounts,
+        shares: &mut ShareLogs,
+        best: &mut Best,
+    ) {
+        let (low, span, n) = (self.low, self.span, self.values.len());
+        let count_samples = min_leaf > 1;
+        let weights = &mut by_value.weights;
+        weights.clear();
+        weights.resize(span, 0.0);
+        let counts = &mut by_value.counts;
+        counts.clear();
+        counts.resize(if count_samples { span } else { 0 }, 0);
+        // Offsets of whole values are exact; `min` keeps any other value (X written
+        // while the tree grows) inside the table.
+        let offset_of = |value: f32| ((value - low) as usize).min(span - 1);
+        for (position, &value) in self.values.iter().enumerate() {
+            weights[offset_of(value)] += weight_at(position);
+        }
+        if count_samples {
+            for &value in self.values {
+                counts[offset_of(value)] += 1;
+            }
+        }
+        let (weight, offset_sum) = weights
+            .iter()
+            .enumerate()
+            .fold((0.0, 0.0), |(w, s), (offset, &weight)| {
+                (w + weight, s + weight * offset as f64)
+            });
+        let centre = whole_centre(low, weight, offset_sum) - low as f64;
+        let mut total = Moments::default();
+        for (offset, &weight) in weights.iter().enumerate() {
+            total.add(offset as f64 - centre, weight);
+        }
+        let terms = criterion.atom_terms(&total);
+        let node_cost = criterion.node_cost_of(&terms);
+        let mut left = Moments::default();
+        let mut left_n = 0;
+        let mut previous = None;
+        for (offset, &weight) in weights.iter().enumerate() {
+            if weight == 0.0 {
+                continue; // no sample takes this value
+            }
+            if let Some(below) = previous {
+                if !count_samples || (left_n >= min_leaf && n - left_n >= min_leaf) {
+                    let right = total.minus(&left);
+                    let cost = criterion.children_cost_of(&left, &right, &terms, shares);
+                    let threshold = midpoint(low + below as f32, low + offset as f32);
+                    offer(best, node_cost - cost, atom, threshold);
+                }
+            }
+            left.add(offset as f64 - centre, weight);
+            if count_samples {
+                left_n += counts[offset] as usize;
+            }
+            previous = Some(offset);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+//! Tests of the unsupervised split search and its two scans.
+
+use ndarray::Array2;
+
+use super::*;
+use crate::atoms::AtomKind;
+use crate::rng::Rng;
+
+/// The best split of one feature's values, every sample weighing 1; whole values are
+/// searched as whole numbers.
+fn split_of<C: AtomCosts>(criterion: C, column: &[f32]) -> Option<SplitCandidate> {
+    let x = Array2::from_shape_vec((column.len(), 1), column.to_vec()).unwrap();
+    let rows = Rows::from_view(x.view()).unwrap();
+    let mut atoms = AtomSet::default();
+    AtomKind::AxisAligned
+        .sampler(1)
+        .sample_node(&mut Rng::new(0, 0), 1, &mut atoms);
+    let n = column.len() as u32;
+    best_unsupervised_split(
+        &criterion,
+        &rows,
+        &(0..n).collect::<Vec<_>>(),
+        &vec![1.0; column.len()],
+        &(0..n).collect::<Vec<_>>(),
+        &atoms,
+        1,
+        column.iter().all(|v| v.fract() == 0.0),
+        &mut UnsupervisedScratch::default(),
+    )
+}
+
+/// Two modes, at 0 and 10, of 40 and 60 draws spread by up to 1.
+fn bimodal() -> Vec<f32> {
+    let mut rng = Rng::new(7, 0);
+    (0..100)
+        .map(|i| {
+            let centre = if i < 40 { 0.0 } else { 10.0 };
+            centre + (rng.below(1000) as f32 / 500.0 - 1.0)
+        })
+        .collect()
+}
+
+#[test]
+fn both_criteria_split_a_bimodal_sample_between_its_modes() {
+    let column = bimodal();
+    for split in [split_of(TwoMeans, &column), split_of(FastBic, &column)] {
+        let threshold = split.unwrap().threshold;
+        assert!(threshold > 1.0 && threshold < 9.0, "threshold {threshold}");
+    }
+}
+
+#[test]
+fn two_means_cuts_the_atom_of_largest_decrease_not_a_nearly_constant_one() {
+    // Feature 0 is bimodal; feature 1 is 0 but for one sample, so cutting that
+    // sample off leaves two constant sides, of no cost, but decreases little.
+    let column = bimodal();
+    let n = column.len();
+    let x = Array2::from_shape_fn((n, 2), |(i, j)| match j {
+        0 => column[i],
+        _ => (i == 5) as u8 as f32,
+    });
+    let rows = Rows::from_view(x.view()).unwrap();
+    let mut atoms = AtomSet::default();
+    AtomKind::AxisAligned
+        .sampler(2)
+        .sample_node(&mut Rng::new(0, 0), 2, &mut atoms);
+    let all: Vec<u32> = (0..n as u32).collect();
+    let split = best_unsupervised_split(
+        &TwoMeans,
+        &rows,
+        &all,
+        &vec![1.0; n],
+        &all,
+        &atoms,
+        1,
+        false,
+        &mut UnsupervisedScratch::default(),
+    )
+    .unwrap();
+    assert_eq!(atoms.get(split.atom).indices, [0]);
+    assert!(split.threshold > 1.0 && split.threshold < 9.0);
+}
+
+#[test]
+fn a_constant_feature_has_no_split() {
+    assert!(split_of(TwoMeans, &[3.0; 10]).is_none());
+}
+
+/// The Fast-BIC children's cost of the split of `column` at `threshold`, from its
+/// definition.
+fn fast_bic_directly(column: &[f64], threshold: f64) -> f64 {
+    let n = column.len() as f64;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let variance = |v: &[f64]| {
+        let m = mean(v);
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64
+    };
+    let eps = 1e-7 * variance(column);
+    let (left, right): (Vec<f64>, Vec<f64>) = column.iter().partition(|&&x| x <= threshold);
+    let bic = |side: &[f64], var: f64| {
+        let k = side.len() as f64;
+        -2.0 * (k * (k / n).ln() + k / 2.0 * (std::f64::consts::TAU * var + eps).ln())
+    };
+    let own = (bic(&left, variance(&left)), bic(&right, variance(&right)));
+    let shared = (bic(&left, variance(column)), bic(&right, variance(column)));
+    let chosen = if own.0 - own.1 < shared.0 - shared.1 {
+        own
+    } else {
+        shared
+    };
+    -(left.len() as f64 * chosen.0 + right.len() as f64 * chosen.1)
+}
+
+#[test]
+fn fast_bic_matches_its_definition_at_the_split_it_chooses() {
+    // Fractional values, sorted; then whole ones, counted by value.
+    let whole: Vec<f32> = bimodal().iter().map(|v| (v * 4.0).round()).collect();
+    for column in [bimodal(), whole] {
+        fast_bic_split_matches_its_definition(&column);
+    }
+}
+
+fn fast_bic_split_matches_its_definition(column: &[f32]) {
+    let split = split_of(FastBic, column).unwrap();
+    let values: Vec<f64> = column.iter().map(|&v| v as f64).collect();
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = values.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    let node = n * n * (std::f64::consts::TAU * variance + 1e-7 * variance).ln();
+    let expected = node - fast_bic_directly(&values, split.threshold as f64);
+    assert!((split.impurity_decrease - expected).abs() < 1e-8 * expected.abs());
+    // And no other threshold costs less.
+    let mut sorted = values.clone();
+    sorted.sort_by(f64::total_cmp);
+    let chosen = fast_bic_directly(&values, split.threshold as f64);
+    for pair in sorted.windows(2).filter(|p| p[0] < p[1]) {
+        assert!(fast_bic_directly(&values, (pair[0] + pair[1]) / 2.0) >= chosen - 1e-9);
+    }
+}
+
+/// A node of `n` samples of whole values in `0..span`, whole weights 1 to 3.
+fn whole_node(seed: u64, n: usize, span: u32) -> (Vec<f32>, Vec<f64>) {
+    let mut rng = Rng::new(seed, 0);
+    let values = (0..n)
+        .map(|_| rng.below(span as usize) as f32 - 3.0)
+        .collect();
+    let weights = (0..n).map(|_| 1.0 + rng.below(3) as f64).collect();
+    (values, weights)
+}
+
+/// The best split of `values` by the sorted scan of whole values and by the
+/// counted scan.
+fn sorted_and_counted<C: AtomCosts>(
+    criterion: &C,
+    values: &[f32],
+    weights: &[f64],
+    min_leaf: usize,
+) -> (Best, Best) {
+    let mut shares = ShareLogs::default();
+    shares.start_node(weights.iter().sum());
+    let weight_at = |position: usize| weights[position];
+    let mut sorted = None;
+    SortedAtom {
+        values,
+        whole: true,
+    }
+    .scan(
+        criterion,
+        &weight_at,
+        min_leaf,
+        0,
+        &mut Vec::new(),
+        &mut Vec::new(),
+        &mut shares,
+        &mut sorted,
+    );
+    let low = values.iter().copied().fold(f32::INFINITY, f32::min);
+    let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut counted = None;
+    let atom = CountedAtom {
+        values,
+        low,
+        span: (high - low) as usize + 1,
+    };
+    let mut by_value = ValueCounts::default();
+    atom.scan(
+        criterion,
+        &weight_at,
+        min_leaf,
+        0,
+        &mut by_value,
+        &mut shares,
+        &mut counted,
+    );
+    (sorted, counted)
+}
+
+#[test]
+fn counted_and_sorted_scans_of_whole_values_choose_the_same_split_bit_for_bit() {
+    for seed in 0..200 {
+        let (n, span) = (2 + seed as usize % 40, 2 + seed as u32 % 13);
+        let (values, weights) = whole_node(seed, n, span);
+        let min_leaf = 1 + seed as usize % 3;
+        let bits = |best: Best| best.map(|(d, c)| (d.to_bits(), c.threshold.to_bits()));
+        let (sorted, counted) = sorted_and_counted(&TwoMeans, &values, &weights, min_leaf);
+        assert_eq!(bits(sorted), bits(counted), "two-means, seed {seed}");
+        let (sorted, counted) = sorted_and_counted(&FastBic, &values, &weights, min_leaf);
+        assert_eq!(bits(sorted), bits(counted), "fast-BIC, seed {seed}");
+    }
+}
+
+#[test]
+fn whole_values_split_where_their_fractional_copies_do() {
+    // The same values, once whole and once shifted by a quarter (not whole): the
+    // exact sums of the first and the sums about the mean of the second rank the
+    // thresholds alike.
+    let whole: Vec<f32> = bimodal().iter().map(|v| (v * 4.0).round()).collect();
+    let shifted: Vec<f32> = whole.iter().map(|v| v + 0.25).collect();
+    for (a, b) in [
+        (split_of(TwoMeans, &whole), split_of(TwoMeans, &shifted)),
+        (split_of(FastBic, &whole), split_of(FastBic, &shifted)),
+    ] {
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(a.threshold + 0.25, b.threshold);
+        let scale = a.impurity_decrease.abs().max(1.0);
+        assert!((a.impurity_decrease - b.impurity_decrease).abs() < 1e-9 * scale);
+    }
+}
+
+/// The decrease of splitting `column` at `threshold` by `criterion`'s public costs,
+/// from moments about the column's mean.
+fn public_decrease<C: UnsupervisedCriterion>(criterion: C, column: &[f32], threshold: f32) -> f64 {
+    let mean = column.iter().map(|&v| v as f64).sum::<f64>() / column.len() as f64;
+    let (mut left, mut node) = (Moments::default(), Moments::default());
+    for &value in column {
+        node.add(value as f64 - mean, 1.0);
+        if value <= threshold {
+            left.add(value as f64 - mean, 1.0);
+        }
+    }
+    criterion.node_cost(&node) - criterion.children_cost(&left, &node.minus(&left), &node)
+}
+
+#[test]
+fn the_public_costs_give_the_decrease_split_search_finds() {
+    let column = bimodal();
+    let close = |searched: f64, public: f64| {
+        assert!(
+            (searched - public).abs() <= 1e-9 * public.abs(),
+            "{searched} against {public}"
+        )
+    };
+    let split = split_of(TwoMeans, &column).unwrap();
+    close(
+        split.impurity_decrease,
+        public_decrease(TwoMeans, &column, split.threshold),
+    );
+    let split = split_of(FastBic, &column).unwrap();
+    close(
+        split.impurity_decrease,
+        public_decrease(FastBic, &column, split.threshold),
+    );
+}
