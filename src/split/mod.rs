@@ -5,6 +5,7 @@
 
 mod byte_runs;
 mod class_criteria;
+mod counted_scan;
 mod criterion;
 mod missing_sums;
 mod pooled_columns;

@@ -1,6 +1,7 @@
+use super::counted_scan::{ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
-use super::scan::{table_width, NodeScan, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
+use super::scan::{table_width, NodeScan};
 use super::sort::{sort_generally, sort_whole_values};
 use super::whole_counts::counts_exactly;
 use crate::atoms::AtomSet;

@@ -1,6 +1,7 @@
 //! Sorting the (value key, sample) pairs of a node: the step that dominates split search.
 
-use super::scan::{position_key, position_key_or_missing, whole_offsets, ValueTable};
+use super::counted_scan::{whole_offsets, ValueTable};
+use super::scan::{position_key, position_key_or_missing};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
 /// pairs sort as plain `u64`s, faster than comparing floats. `-0.0` is folded onto

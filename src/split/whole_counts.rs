@@ -6,8 +6,9 @@
 //! place of sorting. Every cost it computes is the sorted scan's bit for bit, so it
 //! chooses the same split.
 
+use super::counted_scan::{whole_offsets, ValueTable, ValuesPresent};
 use super::criterion::{NodeTargets, SplitCriterion};
-use super::scan::{midpoint, whole_offsets, NodeScan, ValueTable};
+use super::scan::NodeScan;
 use super::search::SplitCandidate;
 
 /// The heaviest node whose whole entries give exact costs: every sum of entries is at
@@ -101,45 +102,22 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             }
         }
 
-        left.clear();
-        left.resize(n_entries, 0.0);
-        let (mut left_n, mut left_weight) = (0usize, 0.0f64);
-        let mut previous: Option<usize> = None;
-        for (offset, value_sums) in sums.chunks_exact(n_entries).enumerate() {
-            let weight: u32 = value_sums.iter().sum();
-            if weight == 0 {
-                continue;
-            }
-            if let Some(below) = previous {
-                if count_samples && values.len() - left_n < self.min_leaf {
-                    break; // the right side only shrinks from here
-                }
-                let right_weight = node.weight - left_weight;
-                let enough_left = !count_samples || left_n >= self.min_leaf;
-                let right = || left.iter().zip(&node.sums).map(|(&l, &s)| s - l);
-                if enough_left
-                    && self.heavy_enough(left_weight)
-                    && self.heavy_enough(right_weight)
-                    && criterion.allows_side(node, left.iter().copied())
-                    && criterion.allows_side(node, right())
-                {
-                    let (left_terms, right_terms) =
-                        exact_terms(criterion, left, &node.sums, left_weight, right_weight);
-                    let children_cost = criterion.cost(left_weight, left_terms)
-                        + criterion.cost(right_weight, right_terms);
-                    let threshold = || midpoint(low + below as f32, low + offset as f32);
-                    self.offer(children_cost, atom, threshold, None, best);
-                }
-            }
-            for (l, &s) in left.iter_mut().zip(value_sums) {
-                *l += s as f64;
-            }
-            left_weight += weight as f64;
-            if count_samples {
-                left_n += counts[offset] as usize;
-            }
-            previous = Some(offset);
-        }
+        let present = ValuesPresent {
+            sums: &sums[..],
+            width: n_entries,
+            counts: count_samples.then_some(&counts[..]),
+            n_samples: values.len(),
+            low,
+        };
+        self.scan_boundaries(
+            &present,
+            atom,
+            left,
+            best,
+            |left, left_weight, right_weight| {
+                exact_terms(criterion, left, &node.sums, left_weight, right_weight)
+            },
+        );
     }
 }
 

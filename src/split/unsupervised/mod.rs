@@ -11,8 +11,9 @@ pub use criteria::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 
 use criteria::ShareLogs;
 
+use super::counted_scan::MAX_COUNTED_SPAN;
 use super::projection::NodeProjector;
-use super::scan::{midpoint, MAX_COUNTED_SPAN};
+use super::scan::midpoint;
 use super::search::SplitCandidate;
 use super::sort::sort_by_value;
 use super::sort::{key_value, sort_key};

@@ -1,0 +1,213 @@
+//! The scan of one atom's whole projections counted by value: each value's sums of
+//! entries (and weights) in a table, then the boundaries between present values in
+//! ascending order, as the sorted scan would take them, without sorting. The
+//! boundaries' scan is shared with the scan of exact integer sums
+//! ([`super::whole_counts`]).
+
+use super::criterion::SplitCriterion;
+use super::scan::{midpoint, table_width, NodeScan};
+use super::search::SplitCandidate;
+
+/// Per whole value of a projection: how many samples take it, and the sums of their
+/// entries (and of their weights, unless entries sum to them).
+#[derive(Debug, Default)]
+pub(super) struct ValueTable {
+    /// Per node sample, the offset of its value above the lowest.
+    pub(super) offsets: Vec<u32>,
+    /// Per value, how many samples take it; when sorting by counting, where its keys
+    /// start.
+    pub(super) counts: Vec<u32>,
+    sums: Vec<f64>,
+    /// Per value, the sums of its whole entries (`NodeScan::scan_whole_counts`).
+    pub(super) whole_sums: Vec<u32>,
+}
+
+/// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
+pub(super) const MAX_COUNTED_SPAN: usize = 1 << 23;
+
+/// Copies of the counting table that consecutive samples take turns adding into.
+pub(super) const TABLE_COPIES: usize = 4;
+
+impl<C: SplitCriterion> NodeScan<'_, C> {
+    /// For projections (in node order) that are whole numbers in `low..low + span`:
+    /// sums the entries (and weights) of each value, then scans the boundaries between
+    /// present values in ascending order, as [`Self::scan_sorted`] would, without
+    /// sorting.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scan_counted(
+        &self,
+        values: &[f32],
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        left: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let criterion = self.criterion;
+        let node = self.node;
+        let n_entries = criterion.n_entries();
+        let width = table_width(criterion);
+        let offsets = &mut table.offsets;
+        whole_offsets(values, low, span, offsets);
+        // Sample counts matter only to keep `min_samples_leaf` samples on each side;
+        // otherwise a value is present when its weight (always positive) is.
+        let count_samples = self.min_leaf > 1;
+        // Consecutive samples add into different copies of the table, so that runs of
+        // equal values do not wait on each other's read-modify-write.
+        let counts = &mut table.counts;
+        counts.clear();
+        let sums = &mut table.sums;
+        sums.clear();
+        sums.resize(span * width * TABLE_COPIES, 0.0);
+        for (position, &offset) in offsets.iter().enumerate() {
+            let row = offset as usize * width;
+            let copy = position % TABLE_COPIES;
+            criterion.entries(node, position, |entry, amount| {
+                sums[(row + entry) * TABLE_COPIES + copy] += amount;
+            });
+            if !C::ENTRIES_SUM_TO_WEIGHT {
+                sums[(row + n_entries) * TABLE_COPIES + copy] += node.weights[position];
+            }
+        }
+        if count_samples {
+            counts.resize(span * TABLE_COPIES, 0);
+            for (position, &offset) in offsets.iter().enumerate() {
+                counts[offset as usize * TABLE_COPIES + position % TABLE_COPIES] += 1;
+            }
+            for entry in 0..span {
+                counts[entry] = counts[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+            }
+        }
+        for entry in 0..span * width {
+            sums[entry] = sums[entry * TABLE_COPIES..][..TABLE_COPIES].iter().sum();
+        }
+        let sums = &sums[..span * width];
+
+        let side_terms = |left: &[f64], left_weight: f64, right_weight: f64| {
+            let left_terms: f64 = left.iter().map(|&s| criterion.term(s, left_weight)).sum();
+            let right_terms: f64 = left
+                .iter()
+                .zip(&node.sums)
+                .map(|(&l, &s)| criterion.term(s - l, right_weight))
+                .sum();
+            (left_terms, right_terms)
+        };
+        let present = ValuesPresent {
+            sums,
+            width,
+            counts: count_samples.then_some(&counts[..]),
+            n_samples: values.len(),
+            low,
+        };
+        self.scan_boundaries(&present, atom, left, best, side_terms);
+    }
+}
+
+/// Per-value sums of one atom's whole projections, ascending from `low`: `width` per
+/// value, the entries' sums and then, where entries do not sum to the weight, the
+/// weight; and, where `min_samples_leaf` needs them, the samples per value.
+pub(super) struct ValuesPresent<'a, E> {
+    pub(super) sums: &'a [E],
+    pub(super) width: usize,
+    pub(super) counts: Option<&'a [u32]>,
+    /// The node's samples.
+    pub(super) n_samples: usize,
+    pub(super) low: f32,
+}
+
+impl<C: SplitCriterion> NodeScan<'_, C> {
+    /// Scans the boundaries between `present` values in ascending order, moving each
+    /// value's sums to the left, and offers every split the limits and the criterion
+    /// allow, its children's terms from `side_terms(left, left_weight, right_weight)`:
+    /// the scan both counted paths share, over `f64` or exact `u32` sums.
+    #[inline(always)]
+    pub(super) fn scan_boundaries<E: Copy + Into<f64>>(
+        &self,
+        present: &ValuesPresent<'_, E>,
+        atom: usize,
+        left: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+        side_terms: impl Fn(&[f64], f64, f64) -> (f64, f64),
+    ) {
+        let criterion = self.criterion;
+        let node = self.node;
+        let n_entries = criterion.n_entries();
+        let low = present.low;
+        left.clear();
+        left.resize(n_entries, 0.0);
+        let (mut left_n, mut left_weight) = (0usize, 0.0f64);
+        let mut previous: Option<usize> = None;
+        for (offset, value_sums) in present.sums.chunks_exact(present.width).enumerate() {
+            let weight: f64 = if C::ENTRIES_SUM_TO_WEIGHT {
+                value_sums.iter().map(|&s| s.into()).sum()
+            } else {
+                value_sums[n_entries].into()
+            };
+            if weight <= 0.0 {
+                continue;
+            }
+            if let Some(below) = previous {
+                if present.counts.is_some() && present.n_samples - left_n < self.min_leaf {
+                    break; // the right side only shrinks from here
+                }
+                let right_weight = node.weight - left_weight;
+                let enough_left = present.counts.is_none() || left_n >= self.min_leaf;
+                let right = || left.iter().zip(&node.sums).map(|(&l, &s)| s - l);
+                if enough_left
+                    && self.heavy_enough(left_weight)
+                    && self.heavy_enough(right_weight)
+                    && criterion.allows_side(node, left.iter().copied())
+                    && criterion.allows_side(node, right())
+                {
+                    let (left_terms, right_terms) = side_terms(left, left_weight, right_weight);
+                    let children_cost = criterion.cost(left_weight, left_terms)
+                        + criterion.cost(right_weight, right_terms);
+                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, threshold, None, best);
+                }
+            }
+            for (l, &s) in left.iter_mut().zip(value_sums) {
+                *l += s.into();
+            }
+            left_weight += weight;
+            if let Some(counts) = present.counts {
+                left_n += counts[offset] as usize;
+            }
+            previous = Some(offset);
+        }
+    }
+}
+
+/// Writes, per whole value in `values` (all in `low..low + span`, `span` at most
+/// `MAX_COUNTED_SPAN`), its offset above `low`. Any other value (X changed while the
+/// tree grew) gets some offset below `span`: a wrong split at worst, never an index
+/// outside the tables.
+pub(super) fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut Vec<u32>) {
+    // Adding 2^23 puts a whole number below 2^23 in the low mantissa bits: an exact
+    // conversion that, unlike `as u32`, needs no range checks and so vectorises, as
+    // does the bound.
+    const SHIFT: f32 = MAX_COUNTED_SPAN as f32;
+    let last = span as u32 - 1;
+    offsets.clear();
+    offsets.extend(values.iter().map(|&value| {
+        ((value - low) + SHIFT)
+            .to_bits()
+            .wrapping_sub(SHIFT.to_bits())
+            .min(last)
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_of_values_that_are_not_whole_stay_below_the_span() {
+        let pool = [0.0f32, 1.0, 2.0, 0.5, f32::NAN, f32::INFINITY, -1e30, -0.0];
+        let mut offsets = Vec::new();
+        whole_offsets(&pool, 0.0, 3, &mut offsets);
+        assert_eq!(&offsets[..3], &[0, 1, 2]);
+        assert!(offsets.iter().all(|&offset| offset < 3), "{offsets:?}");
+    }
+}
