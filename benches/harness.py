@@ -19,6 +19,7 @@ import importlib
 import os
 import pickle
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -178,12 +179,34 @@ def machine(libraries: Sequence[str] = ("numpy", "sklearn", "morf_rs")) -> dict:
             versions[name] = getattr(importlib.import_module(name), "__version__", "?")
         except ImportError:
             continue
-    return {
+    about = {
         "cpu": cpu,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         **versions,
     }
+    commit = source_commit()
+    if commit is not None:
+        about["commit"] = commit
+    return about
+
+
+def source_commit() -> str | None:
+    """The commit of the checkout these benchmarks run from, with ``+changes`` when
+    its tracked files differ from it: a source tree's morf_rs has no version of its
+    own, so this says which code the figures are of. ``None`` outside a git checkout."""
+    here = Path(__file__).resolve().parent
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(here), *args], capture_output=True, text=True
+        )
+
+    head = git("rev-parse", "--short", "HEAD")
+    if head.returncode != 0:
+        return None
+    changed = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + ("+changes" if changed else "")
 
 
 def describe(about: dict) -> str:

@@ -10,6 +10,9 @@ cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features python -- -D warnings
 cargo test --profile test-release
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+# The fuzz target is a workspace of its own (cargo-fuzz runs it on nightly): checked
+# here so that it keeps compiling against the API.
+cargo check --quiet --manifest-path fuzz/Cargo.toml --bins
 
 echo "== Python: build and install the wheel with the test dependencies"
 venv="${MORF_TEST_VENV:-.venv-test}"

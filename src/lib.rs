@@ -73,7 +73,7 @@ pub use isolation::{
     ISOLATION_FORMAT_VERSION, MAX_ISOLATION_TREES,
 };
 pub use runtime::{available_cores, FitControl, Progress, ProgressCallback, ScoreOptions};
-pub use scoring::NO_NODE;
+pub use scoring::{Inspect, NO_NODE};
 pub use split::Criterion;
 pub use split::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 pub use tree::{HonestPrior, Leaves, Node, Task, Tree, TreeStats};

@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, BoostParams, BoostTargets, Booster, MorfError, Node, Patches, ScoreOptions, Tree,
-    NO_NODE,
+    AtomKind, BoostParams, BoostTargets, Booster, Inspect, MorfError, Node, Patches, ScoreOptions,
+    Tree, NO_NODE,
 };
 use ndarray::Array2;
 

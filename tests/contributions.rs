@@ -514,6 +514,32 @@ fn contributions_are_the_same_for_any_number_of_threads() {
 }
 
 #[test]
+fn a_rows_values_do_not_depend_on_the_rows_explained_beside_it() {
+    // Rows are explained in blocks side by side, the last block's free places
+    // filled with its last row: a row alone, first or last in a block, or in a block
+    // cut short, gets the same values.
+    let (x, y) = images(300, 3, true, 11);
+    let forest = Forest::fit(&forest_params(patches()), x.view(), &y, 3, None).unwrap();
+    let options = ScoreOptions::new();
+    let together = forest
+        .contributions(x.slice(ndarray::s![..21, ..]), &options)
+        .unwrap();
+    for r in [0, 7, 8, 20] {
+        let alone = forest
+            .contributions(x.slice(ndarray::s![r..r + 1, ..]), &options)
+            .unwrap();
+        assert_eq!(
+            alone.index_axis(Axis(0), 0),
+            together.index_axis(Axis(0), r)
+        );
+    }
+    let shifted = forest
+        .contributions(x.slice(ndarray::s![3..21, ..]), &options)
+        .unwrap();
+    assert_eq!(shifted, together.slice(ndarray::s![3..21, .., ..]));
+}
+
+#[test]
 fn contributions_refuse_what_they_cannot_explain() {
     let (x, y) = images(100, 2, false, 8);
     let params = ForestParams {

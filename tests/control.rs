@@ -5,7 +5,8 @@ use std::sync::Mutex;
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, FitControl, Forest, ForestParams, MorfError, Patches, Progress, ScoreOptions, Targets,
+    AtomKind, FitControl, Forest, ForestParams, Inspect, MorfError, Patches, Progress,
+    ScoreOptions, Targets,
 };
 use ndarray::Array2;
 

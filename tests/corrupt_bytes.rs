@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Forest, ForestParams, HonestPrior, MaxFeatures, Patches, ScoreOptions, MAX_CLASSES,
-    MAX_FEATURES,
+    AtomKind, Forest, ForestParams, HonestPrior, Inspect, MaxFeatures, Patches, ScoreOptions,
+    MAX_CLASSES, MAX_FEATURES,
 };
 use ndarray::Array2;
 use serde::Serialize;

@@ -6,8 +6,8 @@ use common::one_informative_feature;
 use morf_rs::atoms::{GraphAtoms, SamplingGraph, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxFeatures, MaxSamples,
-    Patches, ScoreOptions, Targets,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, Inspect, MaxFeatures,
+    MaxSamples, Patches, ScoreOptions, Targets,
 };
 use ndarray::Array2;
 

@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    average_path_length, AtomKind, FitControl, IsolationForest, IsolationParams, MorfError, Node,
-    Patches, ScoreOptions,
+    average_path_length, AtomKind, FitControl, Inspect, IsolationForest, IsolationParams,
+    MorfError, Node, Patches, ScoreOptions,
 };
 use ndarray::{Array2, ArrayView1};
 

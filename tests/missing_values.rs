@@ -4,7 +4,9 @@
 //! child.
 
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, Forest, ForestParams, MaxFeatures, Node, Patches, ScoreOptions, Tree};
+use morf_rs::{
+    AtomKind, Forest, ForestParams, Inspect, MaxFeatures, Node, Patches, ScoreOptions, Tree,
+};
 use ndarray::Array2;
 
 /// 4x4 images whose class is which half is brighter; a fraction `missing` of the

@@ -2,8 +2,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, Leaves, MaxFeatures, Node,
-    Patches, ScoreOptions, Targets, Task,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, Inspect, Leaves,
+    MaxFeatures, Node, Patches, ScoreOptions, Targets, Task,
 };
 use ndarray::{Array2, Axis};
 

@@ -15,7 +15,9 @@
 //! rescale the present cells' sum, so the fixtures of both are scored on rows with
 //! missing values.
 //! Boosted models have their own version: `booster_v{N}.bin` and `booster_v{N}_proba.bin`
-//! (version 2 added pooled splits, version 3 the rule on missing cells).
+//! (version 2 added pooled splits, version 3 the rule on missing cells), and so do
+//! isolation forests: `isolation_v{N}.bin` and `isolation_v{N}_scores.bin`, the anomaly
+//! scores (version 2 added the rule on missing cells).
 //! `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files of the
 //! current versions, for a deliberate new version only.
 
@@ -26,7 +28,8 @@ use morf_rs::atoms::{MissingCells, Patches, Pooled, Reductions, SignedPatches};
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Criterion, FitControl, Forest, ForestParams,
-    HonestPrior, MaxFeatures, Node, ScoreOptions, Targets, BOOSTER_FORMAT_VERSION, FORMAT_VERSION,
+    HonestPrior, IsolationForest, IsolationParams, MaxFeatures, Node, ScoreOptions, Targets,
+    BOOSTER_FORMAT_VERSION, FORMAT_VERSION, ISOLATION_FORMAT_VERSION,
 };
 use ndarray::Array2;
 
@@ -181,6 +184,31 @@ fn write_current_version() {
         format!("booster_v{BOOSTER_FORMAT_VERSION}_proba.bin"),
         little_endian(proba.iter().copied()),
     );
+
+    let isolation =
+        IsolationForest::fit(&isolation_params(), rows_with_missing_values(150, 1).view()).unwrap();
+    let scores = isolation
+        .anomaly_scores(rows_with_missing_values(40, 2).view(), &ScoreOptions::new())
+        .unwrap();
+    write(
+        format!("isolation_v{ISOLATION_FORMAT_VERSION}.bin"),
+        isolation.to_bytes(),
+    );
+    write(
+        format!("isolation_v{ISOLATION_FORMAT_VERSION}_scores.bin"),
+        little_endian(scores.iter().copied()),
+    );
+}
+
+/// What every isolation fixture was grown with, on rows with missing values.
+fn isolation_params() -> IsolationParams {
+    IsolationParams {
+        n_estimators: 5,
+        max_samples: Some(64),
+        atoms: AtomKind::Patches(Patches::new(vec![6, 6], vec![1, 1], vec![3, 3])),
+        random_state: 3,
+        ..IsolationParams::default()
+    }
 }
 
 /// The rows a booster fixture of `version` is fitted on (150) and scores (40): from
@@ -324,5 +352,31 @@ fn saved_boosters_of_every_version_load_and_predict_as_saved() {
                 "no pooled split"
             );
         }
+    }
+}
+
+#[test]
+fn saved_isolation_forests_of_every_version_load_and_score_as_saved() {
+    write_fixtures_if_asked();
+    let probe = rows_with_missing_values(40, 2);
+    for version in 1..=ISOLATION_FORMAT_VERSION {
+        let bytes = std::fs::read(fixture(&format!("isolation_v{version}.bin"))).unwrap();
+        let model = IsolationForest::from_bytes(&bytes).unwrap();
+        assert_eq!((model.trees().len(), model.max_samples()), (5, 64));
+        let rule = missing_cells_of(version, 2);
+        assert!(model.trees().iter().all(|t| t.missing_cells() == rule));
+        let scores = model
+            .anomaly_scores(probe.view(), &ScoreOptions::new())
+            .unwrap();
+        assert_eq!(
+            scores.to_vec(),
+            read_little_endian(&format!("isolation_v{version}_scores.bin")),
+            "isolation version {version}"
+        );
+        // Saved again, the model reads back in the current version as it was.
+        assert_eq!(
+            IsolationForest::from_bytes(&model.to_bytes()).unwrap(),
+            model
+        );
     }
 }

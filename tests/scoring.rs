@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use common::one_informative_feature;
 use morf_rs::rng::Rng;
-use morf_rs::{AtomKind, Forest, ForestParams, MorfError, Patches, ScoreOptions};
+use morf_rs::{AtomKind, Forest, ForestParams, Inspect, MorfError, Patches, ScoreOptions};
 use ndarray::{s, Array2, ShapeBuilder};
 
 /// Whole values in 0..=255 (pixels), with the label carried by features 3 and 4.

@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    similarity_from_leaves, AtomKind, ClusteringCriterion, MaxSamples, Patches, ScoreOptions,
-    UnsupervisedForest, UnsupervisedParams,
+    similarity_from_leaves, AtomKind, ClusteringCriterion, Inspect, MaxSamples, Patches,
+    ScoreOptions, UnsupervisedForest, UnsupervisedParams,
 };
 use ndarray::Array2;
 

@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use morf_rs::{Forest, ScoreOptions};
+use morf_rs::{Explain, Forest, Inspect, ScoreOptions, Task};
 use ndarray::Array2;
 
 /// Widest probe scored, and most classes: wider forests, or forests of more classes
@@ -30,16 +30,29 @@ fn check(bytes: &[u8]) {
         return;
     };
     let n_features = forest.n_features();
-    if n_features <= MAX_PROBE_FEATURES && forest.n_classes() <= MAX_PROBE_CLASSES {
+    if n_features <= MAX_PROBE_FEATURES && forest.task().width() <= MAX_PROBE_CLASSES {
         let x = Array2::from_shape_fn((9, n_features), |(i, j)| {
             ((i * 7 + j * 3) % 11) as f32 - 5.0 + 0.25 * i as f32
         });
-        let proba = forest.predict_proba(x.view(), &ScoreOptions::new()).unwrap();
-        for row in proba.rows() {
-            assert!(row.iter().all(|&p| (0.0..=1.0).contains(&p)), "{row}");
-            assert!((row.sum() - 1.0).abs() < 1e-9, "{row}");
+        let options = ScoreOptions::new();
+        match forest.task() {
+            Task::Classification { n_classes } => {
+                let proba = forest.predict_proba(x.view(), &options).unwrap();
+                assert_eq!(proba.dim(), (9, n_classes));
+                for row in proba.rows() {
+                    assert!(row.iter().all(|&p| (0.0..=1.0).contains(&p)), "{row}");
+                    assert!((row.sum() - 1.0).abs() < 1e-9, "{row}");
+                }
+            }
+            Task::Regression { n_outputs } => {
+                let values = forest.predict_values(x.view(), &options).unwrap();
+                assert_eq!(values.dim(), (9, n_outputs));
+            }
         }
-        let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
+        // An error (an honest forest whose leaves cast no vote, a tree too deep) is
+        // fine; a panic is not.
+        let _ = forest.contributions(x.view(), &options);
+        let leaves = forest.apply(x.view(), &options).unwrap();
         assert_eq!(leaves.dim(), (9, forest.trees().len()));
         let _ = forest.split_count_importances();
         let _ = forest.impurity_importances();

@@ -417,6 +417,10 @@ class ManifoldObliqueIsolationForest(PatchAtoms, BaseIsolationForest):
         The atom families split directions are drawn from (see
         :mod:`morf_rs.dictionary`), as for
         :class:`ManifoldObliqueForestClassifier`; None draws patch sums only.
+        For images, ``"images"`` detected best in the benchmarks (mean ROC AUC
+        0.919 over the ten Fashion-MNIST classes as normal data, against 0.912
+        for patch sums and scikit-learn's 0.915; 0.660 on a corrupted patch,
+        against 0.584 and 0.529), for about 4 times the fit time.
 
     {_ATTRIBUTES}
     image_shape_ : tuple of int

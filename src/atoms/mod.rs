@@ -17,6 +17,7 @@ mod mixture;
 mod oblique;
 mod patch;
 mod pooled;
+mod pooled_response;
 mod set;
 mod signed;
 mod weighted;
@@ -40,7 +41,7 @@ pub use window::{Reduce, Window, MAX_POOL_AXES};
 // Each family's sampler is reached through [`AtomKind::sampler`].
 pub(crate) use axis::AxisAlignedSampler;
 pub(crate) use oblique::SparseObliqueSampler;
-pub(crate) use window::{fold, project_pooled, start};
+pub(crate) use pooled_response::{fold, project_pooled, start};
 
 use crate::rng::Rng;
 

@@ -1,6 +1,7 @@
 //! Atoms as sparse vectors, and the flat buffers a node's candidate atoms live in.
 
-use super::window::{project_pooled, Window};
+use super::pooled_response::project_pooled;
+use super::window::Window;
 use super::MissingCells;
 use crate::data::Feature;
 

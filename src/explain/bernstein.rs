@@ -6,7 +6,10 @@
 //! nonnegative coefficients `(z, o)`, products and degree changes are convex
 //! combinations, and `∫₀¹ B^k_i = 1 / (k + 1)` for every `i`, so nothing cancels and
 //! nothing grows with the degree (the monomial basis would lose digits to
-//! cancellation, the unscaled one overflow past degree 1000).
+//! cancellation, the unscaled one overflow past degree 1000). Every coefficient and
+//! moment is a [`Lanes`]: one value per row of the block walked.
+
+use super::lanes::Lanes;
 
 /// The ratios that change the degree of the basis: `(1 − t) B^k_i = l_k[i] B^(k+1)_i`
 /// and `t B^k_(i−1) = u_k[i] B^(k+1)_i`, with `l_k[i] = (k + 1 − i) / (k + 1)` and
@@ -32,7 +35,7 @@ impl DegreeRatios {
     }
 
     /// `(l_k, u_k)`, `k + 2` values each.
-    #[inline]
+    #[inline(always)]
     fn of(&self, k: usize) -> (&[f64], &[f64]) {
         let start = k * (k + 3) / 2;
         (
@@ -43,8 +46,14 @@ impl DegreeRatios {
 
     /// Adds to `out` (degree `k + 1`, `k + 2` coefficients) the product of
     /// `poly` (degree `k`) and the factor `zero (1 − t) + one t`.
-    #[inline]
-    pub(crate) fn add_times_factor(&self, poly: &[f64], zero: f64, one: f64, out: &mut [f64]) {
+    #[inline(always)]
+    pub(crate) fn add_times_factor(
+        &self,
+        poly: &[Lanes],
+        zero: Lanes,
+        one: Lanes,
+        out: &mut [Lanes],
+    ) {
         let k = poly.len() - 1;
         let (lower, upper) = self.of(k);
         let out = &mut out[..k + 2];
@@ -57,13 +66,13 @@ impl DegreeRatios {
 
     /// Adds to `out` (degree `k + 1`, `k + 2` coefficients) the constant `value`
     /// times the factor `zero (1 − t) + one t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add_constant_times_factor(
         &self,
         value: f64,
-        zero: f64,
-        one: f64,
-        out: &mut [f64],
+        zero: Lanes,
+        one: Lanes,
+        out: &mut [Lanes],
     ) {
         let k = out.len() - 2;
         let (lower, upper) = self.of(k);
@@ -75,39 +84,39 @@ impl DegreeRatios {
 
     /// Sets `out` (`k + 2` coefficients) to `poly` (degree `k`) written in degree
     /// `k + 1`.
-    #[inline]
-    pub(crate) fn elevate(&self, poly: &[f64], out: &mut [f64]) {
+    #[inline(always)]
+    pub(crate) fn elevate(&self, poly: &[Lanes], out: &mut [Lanes]) {
         let k = poly.len() - 1;
         let (lower, upper) = self.of(k);
         let out = &mut out[..k + 2];
         out[0] = poly[0];
         for i in 1..=k {
-            out[i] = lower[i] * poly[i] + upper[i] * poly[i - 1];
+            out[i] = poly[i] * lower[i] + poly[i - 1] * upper[i];
         }
         out[k + 1] = poly[k];
     }
 
     /// Lowers the degree of the moments `∫ P B^(k+1)_i` in `moments` (`k + 2`
     /// values) to `k`, in its first `k + 1` values.
-    #[inline]
-    pub(crate) fn lower_moments(&self, moments: &mut [f64]) {
+    #[inline(always)]
+    pub(crate) fn lower_moments(&self, moments: &mut [Lanes]) {
         let k = moments.len() - 2;
         let (lower, upper) = self.of(k);
         for i in 0..=k {
-            moments[i] = lower[i] * moments[i] + upper[i + 1] * moments[i + 1];
+            moments[i] = moments[i] * lower[i] + moments[i + 1] * upper[i + 1];
         }
     }
 
     /// Sets `out` (`k + 1` values) to the moments `∫ P B^k_i` of a product `P` from
     /// `moments`, its `k + 2` moments `∫ P B^(k+1)_i`, times the factor
     /// `zero (1 − t) + one t`; `(1, 1)` lowers the degree of the moments of `P`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn moments_times_factor(
         &self,
-        moments: &[f64],
-        zero: f64,
-        one: f64,
-        out: &mut [f64],
+        moments: &[Lanes],
+        zero: Lanes,
+        one: Lanes,
+        out: &mut [Lanes],
     ) {
         let k = moments.len() - 2;
         let (lower, upper) = self.of(k);
@@ -118,11 +127,11 @@ impl DegreeRatios {
     }
 }
 
-/// `Σ a[i] b[i]`.
-#[inline]
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+/// `Σ a[i] b[i]`, lane by lane.
+#[inline(always)]
+pub(crate) fn dot(a: &[Lanes], b: &[Lanes]) -> Lanes {
     let b = &b[..a.len()];
-    let mut total = 0.0;
+    let mut total = Lanes::ZERO;
     for i in 0..a.len() {
         total += a[i] * b[i];
     }
@@ -132,56 +141,81 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{dot, DegreeRatios};
+    use crate::explain::lanes::{Lanes, LANES};
 
     fn binomial(n: usize, k: usize) -> f64 {
         (0..k).fold(1.0, |c, j| c * (n - j) as f64 / (j + 1) as f64)
     }
 
-    /// `Σ poly[i] B^k_i(t)`.
-    fn evaluate(poly: &[f64], t: f64) -> f64 {
+    /// `Σ poly[i] B^k_i(t)` in lane `l`.
+    fn evaluate(poly: &[Lanes], l: usize, t: f64) -> f64 {
         let k = poly.len() - 1;
         poly.iter()
             .enumerate()
-            .map(|(i, &c)| c * binomial(k, i) * t.powi(i as i32) * (1.0 - t).powi((k - i) as i32))
+            .map(|(i, c)| {
+                c.0[l] * binomial(k, i) * t.powi(i as i32) * (1.0 - t).powi((k - i) as i32)
+            })
             .sum()
+    }
+
+    fn splat(values: &[f64]) -> Vec<Lanes> {
+        values.iter().map(|&v| Lanes::splat(v)).collect()
+    }
+
+    /// A factor's `zero` that differs from lane to lane.
+    fn per_lane(base: f64) -> Lanes {
+        Lanes(std::array::from_fn(|l| base + 0.05 * l as f64))
     }
 
     #[test]
     fn products_and_elevations_are_the_same_polynomials() {
         let ratios = DegreeRatios::up_to(8);
-        let poly = [0.3, -1.2, 2.0, 0.7, 0.1];
-        let mut product = [0.5; 6];
-        ratios.add_times_factor(&poly, 0.25, 1.0, &mut product);
-        let mut elevated = [0.0; 6];
+        let poly = splat(&[0.3, -1.2, 2.0, 0.7, 0.1]);
+        let mut product = splat(&[0.5; 6]);
+        ratios.add_times_factor(&poly, per_lane(0.25), Lanes::ONE, &mut product);
+        let mut elevated = splat(&[0.0; 6]);
         ratios.elevate(&poly, &mut elevated);
-        for t in [0.0, 0.1, 0.5, 0.93, 1.0] {
-            let expected = 0.5 + evaluate(&poly, t) * (0.25 * (1.0 - t) + t);
-            assert!((evaluate(&product, t) - expected).abs() < 1e-12, "at {t}");
-            assert!((evaluate(&elevated, t) - evaluate(&poly, t)).abs() < 1e-12);
+        for l in 0..LANES {
+            let zero = per_lane(0.25).0[l];
+            for t in [0.0, 0.1, 0.5, 0.93, 1.0] {
+                let expected = 0.5 + evaluate(&poly, l, t) * (zero * (1.0 - t) + t);
+                assert!(
+                    (evaluate(&product, l, t) - expected).abs() < 1e-12,
+                    "at {t}"
+                );
+                let difference = evaluate(&elevated, l, t) - evaluate(&poly, l, t);
+                assert!(difference.abs() < 1e-12);
+            }
         }
     }
 
     #[test]
     fn moments_integrate_products_exactly() {
-        // P = (0.4 (1 − t) + t)(0.7 (1 − t)): its moments of degree 3 from those of
-        // 1 (all 1/5 in degree 4) by two factors, then lowered to degree 1.
+        // P = (z (1 − t) + t)(0.7 (1 − t)), z from 0.4 on by lane: its moments of
+        // degree 3 from those of 1 (all 1/5 in degree 4) by two factors, then lowered
+        // to degree 1.
         let ratios = DegreeRatios::up_to(8);
-        let mut first = [0.0; 4];
-        ratios.moments_times_factor(&[0.2; 5], 0.4, 1.0, &mut first);
-        let mut second = [0.0; 3];
-        ratios.moments_times_factor(&first, 0.7, 0.0, &mut second);
-        let mut lowered = [0.0; 2];
-        ratios.moments_times_factor(&second, 1.0, 1.0, &mut lowered);
-        let poly = [1.5, -0.5];
-        // ∫ P(t) poly(t) dt by a fine midpoint rule.
-        let n = 200_000;
-        let integral: f64 = (0..n)
-            .map(|j| {
-                let t = (j as f64 + 0.5) / n as f64;
-                (0.4 * (1.0 - t) + t) * 0.7 * (1.0 - t) * evaluate(&poly, t)
-            })
-            .sum::<f64>()
-            / n as f64;
-        assert!((dot(&poly, &lowered) - integral).abs() < 1e-9);
+        let mut first = [Lanes::ZERO; 4];
+        ratios.moments_times_factor(&splat(&[0.2; 5]), per_lane(0.4), Lanes::ONE, &mut first);
+        let mut second = [Lanes::ZERO; 3];
+        let seven_tenths = Lanes::splat(0.7);
+        ratios.moments_times_factor(&first, seven_tenths, Lanes::ZERO, &mut second);
+        let mut lowered = [Lanes::ZERO; 2];
+        ratios.moments_times_factor(&second, Lanes::ONE, Lanes::ONE, &mut lowered);
+        let poly = splat(&[1.5, -0.5]);
+        let integral = dot(&poly, &lowered);
+        for l in 0..LANES {
+            let z = per_lane(0.4).0[l];
+            // ∫ P(t) poly(t) dt by a fine midpoint rule.
+            let n = 200_000;
+            let expected: f64 = (0..n)
+                .map(|j| {
+                    let t = (j as f64 + 0.5) / n as f64;
+                    (z * (1.0 - t) + t) * 0.7 * (1.0 - t) * evaluate(&poly, l, t)
+                })
+                .sum::<f64>()
+                / n as f64;
+            assert!((integral.0[l] - expected).abs() < 1e-9, "lane {l}");
+        }
     }
 }

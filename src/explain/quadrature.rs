@@ -9,6 +9,8 @@
 //! `v (o_i − z_i) ∫₀¹ Π_{j≠i} (z_j (1 − t) + o_j t) dt`: a polynomial of degree below
 //! the tree's depth `D`, which the rule of `⌈D/2⌉` points integrates exactly.
 
+use super::lanes::Lanes;
+
 /// A Gauss–Legendre rule on [0, 1].
 #[derive(Debug, Clone)]
 pub(crate) struct Quadrature {
@@ -62,22 +64,24 @@ fn legendre(n: usize, x: f64) -> (f64, f64) {
 #[derive(Debug, Default)]
 pub(crate) struct PathScratch {
     /// Per player and point, the product of the factors of the players before it.
-    prefix: Vec<f64>,
+    prefix: Vec<Lanes>,
     /// Per point, the product of the factors of the players after the current one.
-    suffix: Vec<f64>,
+    suffix: Vec<Lanes>,
 }
 
 /// Calls `add(j, value)` with the Shapley value of each player `j` of a leaf of value
-/// 1 reached through the players of fractions `factors[j] = (zero, one)`.
+/// 1 reached through the players of fractions `factors[j] = (zero, one)`, lane by lane.
 pub(crate) fn path_shapley(
     quadrature: &Quadrature,
-    factors: &[(f64, f64)],
+    factors: &[(Lanes, Lanes)],
     scratch: &mut PathScratch,
-    mut add: impl FnMut(usize, f64),
+    mut add: impl FnMut(usize, Lanes),
 ) {
     let points = quadrature.len();
     scratch.prefix.clear();
-    scratch.prefix.resize((factors.len() + 1) * points, 1.0);
+    scratch
+        .prefix
+        .resize((factors.len() + 1) * points, Lanes::ONE);
     for (j, &(zero, one)) in factors.iter().enumerate() {
         let (before, after) = scratch.prefix.split_at_mut((j + 1) * points);
         let before = &before[j * points..];
@@ -87,14 +91,14 @@ pub(crate) fn path_shapley(
         }
     }
     scratch.suffix.clear();
-    scratch.suffix.resize(points, 1.0);
+    scratch.suffix.resize(points, Lanes::ONE);
     for (j, &(zero, one)) in factors.iter().enumerate().rev() {
         let before = &scratch.prefix[j * points..][..points];
-        let mut integral = 0.0;
+        let mut integral = Lanes::ZERO;
         let rule = quadrature.points.iter().zip(&quadrature.weights);
         for ((after, &before), (&t, &weight)) in scratch.suffix.iter_mut().zip(before).zip(rule) {
-            integral += weight * before * *after;
-            *after *= zero * (1.0 - t) + one * t;
+            integral += before * weight * *after;
+            *after = *after * (zero * (1.0 - t) + one * t);
         }
         add(j, (one - zero) * integral);
     }

@@ -1,8 +1,204 @@
 //! How an atom's contribution is shared among its features for one row (the rule of
 //! the [module documentation](super)).
 
+use super::lanes::{Isa, Lanes, LANES};
 use crate::atoms::{rescaled_present_sum, Atom, MissingCells, Reduce, Window};
 use crate::data::Feature;
+
+/// Buffers of [`share_block`], one thread's.
+#[derive(Debug, Default)]
+pub(crate) struct BlockShares {
+    /// Per feature and output, over the atoms a row shares by the sizes of their
+    /// terms: the sum of `|w_j| · value / Σ_k |w_k x_k|`, which times `|x_j|` is the
+    /// feature's share of them.
+    by_terms: Vec<Lanes>,
+    /// Per feature and output, over the atoms a row shares by weight (all terms 0)
+    /// or whole (single features): the feature's share of them.
+    by_weights: Vec<Lanes>,
+    /// One atom's values per output, scaled for `by_terms` or `by_weights`.
+    scaled: Vec<Lanes>,
+    shares: Vec<(u32, f64)>,
+}
+
+/// Adds each atom's values `values[a * width..][..width]` (one lane per row of the
+/// block `rows`, whose first `n` are explained) shared among its features, by
+/// [`feature_shares`]' rule, to the rows' contributions in `out` (row-major, `columns`
+/// per row, `width` per feature), and sets `values` to 0, in the vectors of `isa`.
+///
+/// The common cases are shared for all rows at once: `|w_j x_j| / Σ |w_k x_k|` times
+/// a value is `|x_j|` times `|w_j| · value / Σ |w_k x_k|`, so the atoms' values go to
+/// their features by weight alone and each feature's total is scaled by `|x_j|` once
+/// at the end.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn share_block<T: Feature>(
+    atoms: &[Atom<'_>],
+    values: &mut [Lanes],
+    width: usize,
+    rows: &[&[T]; LANES],
+    n: usize,
+    out: &mut [f64],
+    columns: usize,
+    scratch: &mut BlockShares,
+    isa: Isa,
+) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the processor has AVX2 (AVX-512 processors have it too).
+        Isa::Avx2 | Isa::Avx512 => unsafe {
+            share_block_avx2(atoms, values, width, rows, n, out, columns, scratch)
+        },
+        _ => share_block_here(atoms, values, width, rows, n, out, columns, scratch),
+    }
+}
+
+/// [`share_block`] in AVX2 vectors: the same operations in the same order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn share_block_avx2<T: Feature>(
+    atoms: &[Atom<'_>],
+    values: &mut [Lanes],
+    width: usize,
+    rows: &[&[T]; LANES],
+    n: usize,
+    out: &mut [f64],
+    columns: usize,
+    scratch: &mut BlockShares,
+) {
+    share_block_here(atoms, values, width, rows, n, out, columns, scratch);
+}
+
+/// [`share_block`], inlined into the instructions of its caller.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn share_block_here<T: Feature>(
+    atoms: &[Atom<'_>],
+    values: &mut [Lanes],
+    width: usize,
+    rows: &[&[T]; LANES],
+    n: usize,
+    out: &mut [f64],
+    columns: usize,
+    scratch: &mut BlockShares,
+) {
+    let n_features = rows[0].len();
+    for buffer in [&mut scratch.by_terms, &mut scratch.by_weights] {
+        buffer.clear();
+        buffer.resize(n_features * width, Lanes::ZERO);
+    }
+    scratch.scaled.resize(width, Lanes::ZERO);
+    // The lanes explained: the block's last lanes may repeat its last row.
+    let explained = Lanes::indicator(|l| l < n);
+    for (atom, values) in atoms.iter().zip(values.chunks_exact_mut(width)) {
+        let mut nonzero = Lanes::ZERO;
+        for v in values.iter() {
+            nonzero += Lanes::indicator(|l| v.0[l] != 0.0);
+        }
+        if !nonzero.any_nonzero() {
+            continue;
+        }
+        let (by_terms, by_weights, own) = lane_sharing(atom, rows);
+        let own = own * nonzero * explained;
+        for (l, row) in rows.iter().enumerate() {
+            if own.0[l] == 0.0 {
+                continue;
+            }
+            feature_shares(atom, row, &mut scratch.shares);
+            let out = &mut out[l * columns..];
+            for &(feature, share) in &scratch.shares {
+                let out = &mut out[feature as usize * width..][..width];
+                for (o, v) in out.iter_mut().zip(values.iter()) {
+                    *o += share * v.0[l];
+                }
+            }
+        }
+        let single = atom.indices.len() == 1;
+        for (scale, totals) in [
+            (by_terms * explained, &mut scratch.by_terms),
+            (by_weights * explained, &mut scratch.by_weights),
+        ] {
+            if !scale.any_nonzero() {
+                continue;
+            }
+            for (scaled, &value) in scratch.scaled.iter_mut().zip(values.iter()) {
+                *scaled = value * scale;
+            }
+            for (&feature, &weight) in atom.indices.iter().zip(atom.weights) {
+                let weight = if single { 1.0 } else { (weight as f64).abs() };
+                let totals = &mut totals[feature as usize * width..][..width];
+                for (total, &scaled) in totals.iter_mut().zip(&scratch.scaled) {
+                    *total += scaled * weight;
+                }
+            }
+        }
+        values.fill(Lanes::ZERO);
+    }
+    for (l, row) in rows[..n].iter().enumerate() {
+        let out = &mut out[l * columns..][..n_features * width];
+        let by_terms = scratch.by_terms.chunks_exact(width);
+        let by_weights = scratch.by_weights.chunks_exact(width);
+        for (((out, &x), by_terms), by_weights) in out
+            .chunks_exact_mut(width)
+            .zip(*row)
+            .zip(by_terms)
+            .zip(by_weights)
+        {
+            // A missing cell's atoms are all shared by the row's own rule.
+            let size = if x.is_missing() {
+                0.0
+            } else {
+                x.to_f64().abs()
+            };
+            for ((o, t), w) in out.iter_mut().zip(by_terms).zip(by_weights) {
+                *o += size * t.0[l] + w.0[l];
+            }
+        }
+    }
+}
+
+/// How each row of a block shares `atom`'s value, the cases of [`share_terms`] that
+/// need no list of shares: per lane, the inverse of `Σ |w_k x_k|` where the value is
+/// shared in proportion to `|w_j x_j|` (else 0), the inverse of `Σ |w_k|` where it is
+/// shared in proportion to `|w_j|` (all terms 0; 1 for a single feature, which takes
+/// the whole value whatever its cell holds), and 1 where the row's own rule
+/// ([`feature_shares`]) shares it: missing cells, pooled atoms, overflowing terms.
+#[inline(always)]
+fn lane_sharing<T: Feature>(atom: &Atom<'_>, rows: &[&[T]; LANES]) -> (Lanes, Lanes, Lanes) {
+    if atom.window.is_some() {
+        return (Lanes::ZERO, Lanes::ZERO, Lanes::ONE);
+    }
+    if atom.indices.len() == 1 {
+        return (Lanes::ZERO, Lanes::ONE, Lanes::ZERO);
+    }
+    let (mut total, mut missing) = (Lanes::ZERO, Lanes::ZERO);
+    for (&i, &w) in atom.indices.iter().zip(atom.weights) {
+        for (l, row) in rows.iter().enumerate() {
+            let x = row[i as usize];
+            missing.0[l] += if x.is_missing() { 1.0 } else { 0.0 };
+            total.0[l] += (w as f64 * x.to_f64()).abs();
+        }
+    }
+    let weights: f64 = atom.weights.iter().map(|&w| (w as f64).abs()).sum();
+    let by_weight = if weights > 0.0 && weights.is_finite() {
+        1.0 / weights
+    } else {
+        0.0
+    };
+    let (mut by_terms, mut by_weights, mut own) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
+    for l in 0..LANES {
+        let t = total.0[l];
+        if missing.0[l] != 0.0 {
+            own.0[l] = 1.0;
+        } else if t > 0.0 && t.is_finite() {
+            by_terms.0[l] = 1.0 / t;
+        } else if t == 0.0 && by_weight > 0.0 {
+            by_weights.0[l] = by_weight;
+        } else {
+            own.0[l] = 1.0;
+        }
+    }
+    (by_terms, by_weights, own)
+}
 
 /// Fills `shares` with `(feature, share)` pairs whose shares sum to 1: each feature's
 /// part of the atom's response to `row`.

@@ -1,6 +1,6 @@
-//! Exact path-dependent TreeSHAP on one tree for one row, whose players are the tree's
-//! distinct split atoms, in one pass over the nodes with a few values per node and
-//! output: as many as the node's height.
+//! Exact path-dependent TreeSHAP on one tree for a block of rows side by side
+//! ([`super::lanes`]), whose players are the tree's distinct split atoms, in one pass
+//! over the nodes with a few values per node and output: as many as the node's height.
 //!
 //! A leaf of value `v` reached through the distinct players `j` of its path, each
 //! passing on the fraction `z_j` of the cover without knowing the row and `o_j` (1 or
@@ -25,36 +25,53 @@
 //! splits' fractions as its factor, which is no polynomial times the upper one: the
 //! leaves below such a split are left out of the polynomials and played one by one
 //! along their paths ([`super::quadrature`]).
+//!
+//! The rows of a block walk the same nodes in the same order: a row only decides
+//! which of a split's sides has `o = 1`. A side that no row of the block takes and no
+//! training sample reached is skipped; a row for which it is such a side plays it with
+//! both fractions 0, which adds exactly 0 to all it touches, so a row's values do not
+//! depend on the rows beside it.
 
 use super::bernstein::dot;
+use super::lanes::{Isa, Lanes, LANES};
 use super::players::{ExplainedTree, WalkNode};
 use super::quadrature::{path_shapley, PathScratch};
-use crate::tree::goes_left;
+
+// The sides of a split, one bit per row of a block, fit a byte.
+const _: () = assert!(LANES <= u8::BITS as usize);
+
+/// The sides of a split that every row of a block takes left.
+const ALL_ROWS: u8 = (((1u16 << LANES) - 1) & 0xff) as u8;
 
 /// Buffers of one thread's walks, reused from tree to tree and row to row.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     /// The subtree polynomials of the nodes on the path, per output of each.
-    polys: Vec<f64>,
+    polys: Vec<Lanes>,
     /// The moments of the path products of the nodes on the path, and the lowered
     /// ones of their edges.
-    moments: Vec<f64>,
+    moments: Vec<Lanes>,
     /// A child's polynomial raised to its parent's degree, step by step.
-    elevated: [Vec<f64>; 2],
+    elevated: [Vec<Lanes>; 2],
     /// The players on the current path, each once, with their fractions.
-    path: Vec<(u32, f64, f64)>,
+    path: Vec<(u32, Lanes, Lanes)>,
     /// Per player of `path`, its fractions, for a leaf played on its own.
-    factors: Vec<(f64, f64)>,
+    factors: Vec<(Lanes, Lanes)>,
+    /// Per node, which rows of the block go left (bit `l` for row `l`), found for
+    /// all nodes before the walk, whose loads of the projections then do not wait.
+    sides: Vec<u8>,
     /// Per split node and output (aligned with the tree's outputs), the value of
-    /// the node's player from the clean leaves below it.
-    node_values: Vec<f64>,
+    /// the node's player from the clean leaves below it: kept apart from the
+    /// model's values per atom, which are too many to stay in cache, and added to
+    /// them after the walk.
+    node_values: Vec<Lanes>,
     leaf: PathScratch,
 }
 
 /// Where a tree's players' values go: player `p`'s output `o` adds to
-/// `values[rows[p] * stride + column + o]`.
+/// `values[rows[p] * stride + column + o]`, one value per row of the block.
 pub(crate) struct PlayerValues<'a> {
-    pub values: &'a mut [f64],
+    pub values: &'a mut [Lanes],
     pub rows: &'a [u32],
     pub stride: usize,
     pub column: usize,
@@ -62,46 +79,49 @@ pub(crate) struct PlayerValues<'a> {
 
 impl PlayerValues<'_> {
     /// Where player `player`'s first output goes.
-    #[inline]
+    #[inline(always)]
     fn row(&self, player: u32) -> usize {
         self.rows[player as usize] as usize * self.stride + self.column
     }
 }
 
-/// Adds the Shapley values of the tree's players for a row to `out`, under the
-/// path-dependent value function: a player left out of a coalition sends the row down
-/// both sides of its splits in proportion to the training covers. Player `p`'s atom
-/// projects the row to `projections[atoms[p]]`.
+/// Adds the Shapley values of the tree's players for a block of rows to `out`, under
+/// the path-dependent value function: a player left out of a coalition sends the row
+/// down both sides of its splits in proportion to the training covers. Player `p`'s
+/// atom projects the block's row `l` to `projections[atoms[p]][l]`. The walk runs in
+/// the vectors of `isa`.
 pub(crate) fn tree_shap(
     tree: &ExplainedTree<'_>,
-    projections: &[f32],
+    projections: &[[f32; LANES]],
     atoms: &[u32],
     mut out: PlayerValues<'_>,
     scratch: &mut Scratch,
+    isa: Isa,
 ) {
     let root = tree.nodes[0];
     if root.is_leaf() {
         return; // no player
     }
     scratch.path.clear();
-    scratch.node_values.clear();
-    scratch.node_values.resize(tree.outputs.len(), 0.0);
+    if scratch.node_values.len() < tree.outputs.len() {
+        scratch.node_values.resize(tree.outputs.len(), Lanes::ZERO);
+    }
     // Along any path the degree falls by at least 1 a level, which bounds what the
     // path's nodes and edges keep.
     let degree = root.degree as usize;
     let bound = (degree + 1) * (degree + 2);
     if scratch.moments.len() < bound {
-        scratch.moments.resize(bound, 0.0);
+        scratch.moments.resize(bound, Lanes::ZERO);
     }
     if scratch.polys.len() < bound * tree.width {
-        scratch.polys.resize(bound * tree.width, 0.0);
+        scratch.polys.resize(bound * tree.width, Lanes::ZERO);
     }
     for buffer in &mut scratch.elevated {
-        buffer.resize(degree + 1, 0.0);
+        buffer.resize(degree + 1, Lanes::ZERO);
     }
     // The root's path product is 1, whose moments in degree k are all 1 / (k + 1).
-    scratch.moments[..degree].fill(1.0 / degree.max(1) as f64);
-    scratch.polys[..root.n_outputs as usize * (degree + 1)].fill(0.0);
+    scratch.moments[..degree].fill(Lanes::splat(1.0 / degree.max(1) as f64));
+    scratch.polys[..root.n_outputs as usize * (degree + 1)].fill(Lanes::ZERO);
     let mut walk = Walk {
         tree,
         projections,
@@ -109,7 +129,15 @@ pub(crate) fn tree_shap(
         out: &mut out,
         scratch,
     };
-    walk.visit_split(0, 0, 0);
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the processor has AVX-512.
+        Isa::Avx512 => unsafe { walk.run_avx512() },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the processor has AVX2.
+        Isa::Avx2 => unsafe { walk.run_avx2() },
+        _ => walk.run::<Plain>(),
+    }
     // Each clean split's values, to its player.
     for &(player, start, len) in &tree.split_outputs {
         let row = out.row(player);
@@ -123,94 +151,209 @@ pub(crate) fn tree_shap(
 
 struct Walk<'w, 't, 'o> {
     tree: &'w ExplainedTree<'t>,
-    projections: &'w [f32],
+    projections: &'w [[f32; LANES]],
     atoms: &'w [u32],
     out: &'w mut PlayerValues<'o>,
     scratch: &'w mut Scratch,
 }
 
+/// A compiled walk: the walk's steps are inlined into the function that visits a
+/// split, which calls itself for the splits below, so that the whole walk runs in
+/// the instructions that function was compiled for.
+trait Variant {
+    /// [`Walk::visit_split`] in this variant.
+    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize);
+}
+
+/// The walk in the instructions every processor of the target has.
+struct Plain;
+
+impl Variant for Plain {
+    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize) {
+        walk.visit_split::<Plain>(id, moments_at, poly_at);
+    }
+}
+
+/// The walk in AVX2 vectors: a lane vector in two instructions, not four.
+#[cfg(target_arch = "x86_64")]
+struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl Variant for Avx2 {
+    #[inline(always)]
+    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize) {
+        // SAFETY: the walk runs in this variant only where the processor has AVX2.
+        unsafe { walk.visit_avx2(id, moments_at, poly_at) }
+    }
+}
+
+/// The walk in AVX-512 vectors: a lane vector in one instruction.
+#[cfg(target_arch = "x86_64")]
+struct Avx512;
+
+#[cfg(target_arch = "x86_64")]
+impl Variant for Avx512 {
+    #[inline(always)]
+    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize) {
+        // SAFETY: the walk runs in this variant only where the processor has AVX-512.
+        unsafe { walk.visit_avx512(id, moments_at, poly_at) }
+    }
+}
+
 impl Walk<'_, '_, '_> {
+    /// [`run`](Self::run) in AVX-512 vectors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn run_avx512(&mut self) {
+        self.run::<Avx512>();
+    }
+
+    /// [`visit_split`](Self::visit_split) in AVX-512 vectors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn visit_avx512(&mut self, id: usize, moments_at: usize, poly_at: usize) {
+        self.visit_split::<Avx512>(id, moments_at, poly_at);
+    }
+
+    /// [`run`](Self::run) in AVX2 vectors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn run_avx2(&mut self) {
+        self.run::<Avx2>();
+    }
+
+    /// Finds the sides of every split, then walks the tree from its root.
+    #[inline(always)]
+    fn run<V: Variant>(&mut self) {
+        let (projections, atoms) = (self.projections, self.atoms);
+        let sides = &mut self.scratch.sides;
+        sides.clear();
+        sides.resize(self.tree.nodes.len(), 0);
+        for (side, node) in sides.iter_mut().zip(&self.tree.nodes) {
+            if node.is_leaf() {
+                continue;
+            }
+            let values = &projections[atoms[node.player as usize] as usize];
+            for (l, &value) in values.iter().enumerate() {
+                let left = crate::tree::goes_left(value, node.threshold, node.missing_left);
+                *side |= (left as u8) << l;
+            }
+        }
+        V::visit(self, 0, 0, 0);
+    }
+
+    /// [`visit_split`](Self::visit_split) in AVX2 vectors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn visit_avx2(&mut self, id: usize, moments_at: usize, poly_at: usize) {
+        self.visit_split::<Avx2>(id, moments_at, poly_at);
+    }
+
     /// Visits split node `id`. If it is clean and has outputs, its path product's
     /// moments of degree `degree − 1` are at `moments_at` in the scratch moments, and
     /// its subtree's polynomial (degree `degree`, per output) is added up at
     /// `poly_at` in the scratch polynomials, which hold zeros there.
-    fn visit_split(&mut self, id: usize, moments_at: usize, poly_at: usize) {
+    #[inline(always)]
+    fn visit_split<V: Variant>(&mut self, id: usize, moments_at: usize, poly_at: usize) {
         let tree = self.tree;
         let node = tree.nodes[id];
-        let value = self.projections[self.atoms[node.player as usize] as usize];
+        let sides = self.scratch.sides[id];
+        let goes_left = Lanes::indicator(|l| sides & (1 << l) != 0);
         let right = node.right as usize;
-        let (hot, cold, hot_zero) = if goes_left(value, node.threshold, node.missing_left) {
-            (id + 1, right, node.left_fraction)
-        } else {
-            (right, id + 1, 1.0 - node.left_fraction)
-        };
         // A player split on higher up: its entry on the path, whose fractions its
         // edges here multiply.
         let above = match node.repeats {
             false => None,
             true => (self.scratch.path.iter()).position(|&(p, _, _)| p == node.player),
         };
-        let (above_zero, above_one) = above.map_or((1.0, 1.0), |at| {
-            let (_, zero, one) = self.scratch.path[at];
-            (zero, one)
-        });
         let polynomials = node.clean && node.n_outputs > 0 && above.is_none();
+        if polynomials {
+            let start = node.outputs_start as usize;
+            self.scratch.node_values[start..start + node.n_outputs as usize].fill(Lanes::ZERO);
+        }
         let degree = node.degree as usize;
         let mut path_integral = None;
-        for (child, edge_zero, edge_one) in [(hot, hot_zero, 1.0), (cold, 1.0 - hot_zero, 0.0)] {
-            let (zero, one) = (edge_zero * above_zero, edge_one * above_one);
+        let left_fraction = node.left_fraction;
+        let edges = [
+            (id + 1, left_fraction, goes_left, sides != 0),
+            (
+                right,
+                1.0 - left_fraction,
+                Lanes::ONE - goes_left,
+                sides != ALL_ROWS,
+            ),
+        ];
+        for (child, edge_zero, edge_one, taken) in edges {
             let child_node = tree.nodes[child];
-            // A side the row does not take and no training sample reached adds
-            // nothing, whoever plays; nor does a subtree without values.
+            // A side no row takes and no training sample reached adds nothing, whoever
+            // plays; nor does a subtree without values.
             let in_polynomials = polynomials && child_node.n_outputs > 0;
-            if !(zero > 0.0 || one > 0.0) || !(in_polynomials || child_node.unclean_leaves) {
+            if !(edge_zero > 0.0 || taken) || !(in_polynomials || child_node.unclean_leaves) {
                 continue;
             }
-            match above {
-                None => self.scratch.path.push((node.player, zero, one)),
-                Some(at) => self.scratch.path[at] = (node.player, zero, one),
-            }
+            let (zero, one) = match above {
+                None => (Lanes::splat(edge_zero), edge_one),
+                Some(at) => {
+                    let (_, above_zero, above_one) = self.scratch.path[at];
+                    (above_zero * edge_zero, edge_one * above_one)
+                }
+            };
+            // Only the leaves played one by one read the path: the edges to
+            // subtrees without them stay off it.
+            let on_path = child_node.unclean_leaves;
+            let before = match above {
+                None if on_path => {
+                    self.scratch.path.push((node.player, zero, one));
+                    None
+                }
+                None => None,
+                Some(at) => Some(std::mem::replace(
+                    &mut self.scratch.path[at],
+                    (node.player, zero, one),
+                )),
+            };
             match (child_node.is_leaf(), in_polynomials) {
                 (true, true) => {
                     let integral = *path_integral.get_or_insert_with(|| {
-                        self.scratch.moments[moments_at..moments_at + degree]
-                            .iter()
-                            .sum::<f64>()
+                        let moments = &self.scratch.moments[moments_at..moments_at + degree];
+                        moments.iter().fold(Lanes::ZERO, |total, &m| total + m)
                     });
                     self.clean_leaf(&node, &child_node, (zero, one), integral, poly_at);
                 }
                 (true, false) => self.unclean_leaf(&child_node),
                 (false, true) => {
-                    self.clean_split(&node, child, (zero, one), moments_at, poly_at);
+                    let edge = (zero, one);
+                    self.clean_split::<V>(&node, child, edge, moments_at, poly_at);
                 }
-                (false, false) => self.visit_split(child, 0, 0),
+                (false, false) => V::visit(self, child, 0, 0),
             }
-            match above {
-                None => _ = self.scratch.path.pop(),
-                Some(at) => self.scratch.path[at] = (node.player, above_zero, above_one),
+            match (above, before) {
+                (Some(at), Some(before)) => self.scratch.path[at] = before,
+                _ if on_path => _ = self.scratch.path.pop(),
+                _ => {}
             }
         }
     }
 
     /// A clean leaf below the edge of `node` with fractions `(zero, one)`, whose
     /// path product integrates to `integral` and whose polynomial is at `poly_at`.
+    #[inline(always)]
     fn clean_leaf(
         &mut self,
         node: &WalkNode,
         leaf: &WalkNode,
-        (zero, one): (f64, f64),
-        integral: f64,
+        (zero, one): (Lanes, Lanes),
+        integral: Lanes,
         poly_at: usize,
     ) {
         let tree = self.tree;
         let degree = node.degree as usize;
-        let polys = &mut self.scratch.polys[poly_at..];
-        let node_start = node.outputs_start as usize;
         for at in leaf.outputs() {
             let value = tree.leaf_values[at];
             let slot = tree.parent_slot[at] as usize;
-            self.scratch.node_values[node_start + slot] += (one - zero) * value * integral;
-            let parent = &mut polys[slot * (degree + 1)..][..degree + 1];
+            let node_value = node.outputs_start as usize + slot;
+            self.scratch.node_values[node_value] += (one - zero) * value * integral;
+            let parent = &mut self.scratch.polys[poly_at + slot * (degree + 1)..][..degree + 1];
             tree.ratios
                 .add_constant_times_factor(value, zero, one, parent);
         }
@@ -219,11 +362,12 @@ impl Walk<'_, '_, '_> {
     /// A clean split `child` below the edge of `node` with fractions `(zero, one)`,
     /// whose path product's moments (degree `degree − 1`) are at `moments_at` and
     /// whose polynomial (degree `degree`) is at `poly_at`.
-    fn clean_split(
+    #[inline(always)]
+    fn clean_split<V: Variant>(
         &mut self,
         node: &WalkNode,
         child: usize,
-        (zero, one): (f64, f64),
+        (zero, one): (Lanes, Lanes),
         moments_at: usize,
         poly_at: usize,
     ) {
@@ -232,15 +376,23 @@ impl Walk<'_, '_, '_> {
         let child_node = tree.nodes[child];
         let child_degree = child_node.degree as usize;
         let n_outputs = child_node.n_outputs as usize;
-        // The parent's moments lowered to the child's degree, then times the edge's
-        // factor: the child's moments, one degree lower.
-        let lowered_at = moments_at + degree;
-        let child_moments_at = lowered_at + child_degree + 1;
+        // The parent's moments lowered to the child's degree (a copy, unless they
+        // have its degree already), then times the edge's factor: the child's
+        // moments, one degree lower.
         let moments = &mut self.scratch.moments;
-        moments.copy_within(moments_at..lowered_at, lowered_at);
-        for len in (child_degree + 1..degree).rev() {
-            (tree.ratios).lower_moments(&mut moments[lowered_at..lowered_at + len + 1]);
-        }
+        let lowered_at = match child_degree + 1 == degree {
+            true => moments_at,
+            false => {
+                let lowered_at = moments_at + degree;
+                moments.copy_within(moments_at..lowered_at, lowered_at);
+                for len in (child_degree + 1..degree).rev() {
+                    let lowered = &mut moments[lowered_at..lowered_at + len + 1];
+                    tree.ratios.lower_moments(lowered);
+                }
+                lowered_at
+            }
+        };
+        let child_moments_at = lowered_at + child_degree + 1;
         let (lowered, child_moments) = moments.split_at_mut(child_moments_at);
         tree.ratios.moments_times_factor(
             &lowered[lowered_at..],
@@ -250,9 +402,9 @@ impl Walk<'_, '_, '_> {
         );
         let child_poly_at = poly_at + node.n_outputs as usize * (degree + 1);
         let child_size = n_outputs * (child_degree + 1);
-        self.scratch.polys[child_poly_at..child_poly_at + child_size].fill(0.0);
+        self.scratch.polys[child_poly_at..child_poly_at + child_size].fill(Lanes::ZERO);
 
-        self.visit_split(child, child_moments_at, child_poly_at);
+        V::visit(self, child, child_moments_at, child_poly_at);
 
         let scratch = &mut *self.scratch;
         let lowered = &scratch.moments[lowered_at..lowered_at + child_degree + 1];
@@ -291,7 +443,7 @@ impl Walk<'_, '_, '_> {
             |j, value| {
                 let row = out.row(path[j].0);
                 for at in leaf.outputs() {
-                    out.values[row + tree.outputs[at] as usize] += tree.leaf_values[at] * value;
+                    out.values[row + tree.outputs[at] as usize] += value * tree.leaf_values[at];
                 }
             },
         );

@@ -10,7 +10,6 @@ use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, Result};
 use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks, SCORE_CHUNK};
-use crate::scoring;
 use crate::tree::Leaves;
 use crate::tree::Task;
 
@@ -140,31 +139,6 @@ impl Forest {
             )
         })??;
         Ok(classes)
-    }
-
-    /// The id of the leaf each sample reaches in each tree, shape (samples, trees).
-    pub fn apply<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        options: &ScoreOptions<'_>,
-    ) -> Result<Array2<u32>> {
-        let mut leaves = new_output(x.nrows(), self.trees.len(), "the leaf ids")?;
-        self.apply_into(x, leaves.view_mut(), options)?;
-        Ok(leaves)
-    }
-
-    /// [`apply`](Forest::apply) written into `out`, a row-major array of shape
-    /// (samples, trees) of any type that holds a `u32` (`i64` for numpy's default
-    /// integers).
-    pub fn apply_into<T: Feature, O: From<u32> + Send>(
-        &self,
-        x: ArrayView2<'_, T>,
-        out: ArrayViewMut2<'_, O>,
-        options: &ScoreOptions<'_>,
-    ) -> Result<()> {
-        let layout = self.scoring_layout();
-        let n_trees = self.trees.len();
-        scoring::apply_into(layout, n_trees, self.n_features, x, out, options)
     }
 
     /// Number of classes, or an error for a regression forest.

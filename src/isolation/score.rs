@@ -1,20 +1,20 @@
 //! Scoring: path lengths summed over the trees through the shared scoring engine
 //! ([`crate::scoring`]), and the anomaly scores they give.
 
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2};
+use ndarray::{Array1, ArrayView2, ArrayViewMut1};
 
 use super::{average_path_length, IsolationForest};
 use crate::data::Feature;
 use crate::error::{invalid, try_filled, Result};
 use crate::runtime::options::ScoreOptions;
-use crate::runtime::rows::{new_output, score_row_chunks};
-use crate::scoring::{self, ScoringTrees};
+use crate::runtime::rows::score_row_chunks;
+use crate::scoring::ScoringTrees;
 use crate::tree::Tree;
 
 /// Isolation trees laid out for scoring, each leaf's slot the index of its path length.
 #[derive(Debug, Clone)]
 pub(super) struct IsolationScoring {
-    layout: ScoringTrees,
+    pub(super) layout: ScoringTrees,
     path_lengths: Vec<f64>,
 }
 
@@ -40,7 +40,7 @@ enum Output {
 }
 
 impl IsolationForest {
-    fn scoring_layout(&self) -> &IsolationScoring {
+    pub(super) fn scoring_layout(&self) -> &IsolationScoring {
         self.scoring
             .get_or_init(|| IsolationScoring::new(&self.trees, self.n_features))
     }
@@ -137,29 +137,5 @@ impl IsolationForest {
                 },
             )
         })?
-    }
-
-    /// The id of the leaf each row of `x` reaches in each tree, shape (rows, trees).
-    pub fn apply<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        options: &ScoreOptions<'_>,
-    ) -> Result<Array2<u32>> {
-        let mut leaves = new_output(x.nrows(), self.trees.len(), "the leaf ids")?;
-        self.apply_into(x, leaves.view_mut(), options)?;
-        Ok(leaves)
-    }
-
-    /// [`apply`](IsolationForest::apply) written into `out`, a row-major array of
-    /// shape (rows, trees) of any type that holds a `u32`.
-    pub fn apply_into<T: Feature, O: From<u32> + Send>(
-        &self,
-        x: ArrayView2<'_, T>,
-        out: ArrayViewMut2<'_, O>,
-        options: &ScoreOptions<'_>,
-    ) -> Result<()> {
-        let layout = &self.scoring_layout().layout;
-        let n_trees = self.trees.len();
-        scoring::apply_into(layout, n_trees, self.n_features, x, out, options)
     }
 }

@@ -19,8 +19,8 @@ use super::params::{count_or_fraction, max_features, CountOrFraction};
 use super::{guarded, inspect, score_rows, stats_dict, value_error, Samples};
 use crate::error::try_filled;
 use crate::{
-    BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Loss, MaxFeatures, Progress,
-    ScoreOptions, ValidationSize,
+    BoostParams, BoostTargets, Booster, EarlyStopping, FitControl, Inspect, Loss, MaxFeatures,
+    Progress, ScoreOptions, ValidationSize,
 };
 
 /// A trained boosted model.
@@ -202,29 +202,18 @@ impl PyBooster {
         })
     }
 
-    /// Leaf node id per sample and tree (trees in round order), written into `out`
-    /// (Booster::apply_into).
+    /// Leaf node id per sample and tree, written into `out` when given
+    /// (Inspect::apply_into).
+    #[pyo3(signature = (x, n_threads, out=None))]
     fn apply<'py>(
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         n_threads: usize,
-        out: Bound<'py, PyArray2<i64>>,
+        out: Option<Bound<'py, PyArray2<i64>>>,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        guarded(|| {
-            let samples = Samples::borrow(x)?;
-            {
-                let mut write = out.try_readwrite()?;
-                let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.model.apply_into(view, target, options) }
-                ))?;
-            }
-            Ok(out)
-        })
+        let n_trees = self.model.trees().len();
+        guarded(|| inspect::apply(py, &self.model, n_trees, x, n_threads, out))
     }
 
     /// Per tree, the columns of its block in `decision_paths`: its depth + 1.
@@ -233,7 +222,7 @@ impl PyBooster {
     }
 
     /// The nodes each row of `x` passes through, tree after tree, written into `out`
-    /// (Booster::decision_paths_into).
+    /// (Inspect::decision_paths_into).
     fn decision_paths<'py>(
         &self,
         py: Python<'py>,
@@ -241,20 +230,8 @@ impl PyBooster {
         n_threads: usize,
         out: Bound<'py, PyArray2<u32>>,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        guarded(|| {
-            let samples = Samples::borrow(x)?;
-            {
-                let mut write = out.try_readwrite()?;
-                let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.model.decision_paths_into(view, target, options) }
-                ))?;
-            }
-            Ok(out)
-        })
+        let n_trees = self.model.trees().len();
+        guarded(|| inspect::decision_paths(py, &self.model, n_trees, x, n_threads, out))
     }
 
     /// Tree `index` (in round order) as a dict of arrays indexed by node id; pooled

@@ -1,7 +1,6 @@
 //! Bindings of the forests, `morf_rs._core.Forest`: training (classification and
 //! regression), scoring, inspection and saved bytes.
 
-use ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -9,8 +8,7 @@ use pyo3::types::{PyBytes, PyDict};
 use super::params::parse_params;
 use super::train::train;
 use super::{explain, guarded, inspect, score_rows, stats_dict, value_error, Samples};
-use crate::error::try_filled;
-use crate::{Forest, ScoreOptions, Targets};
+use crate::{Forest, Inspect, ScoreOptions, Targets};
 
 /// A trained forest.
 #[pyclass(name = "Forest", module = "morf_rs._core", frozen)]
@@ -177,8 +175,8 @@ impl PyForest {
         })
     }
 
-    /// Leaf node id per sample and tree, shape (n_samples, n_estimators), written into
-    /// `out` when given.
+    /// Leaf node id per sample and tree, written into `out` when given
+    /// (Inspect::apply_into).
     #[pyo3(signature = (x, n_threads, out=None))]
     fn apply<'py>(
         &self,
@@ -187,36 +185,8 @@ impl PyForest {
         n_threads: usize,
         out: Option<Bound<'py, PyArray2<i64>>>,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        guarded(|| {
-            let samples = Samples::borrow(x)?;
-            let Some(out) = out else {
-                let n_trees = self.forest.trees().len();
-                let mut leaves = Array2::from_shape_vec(
-                    (x.len()?, n_trees),
-                    try_filled(x.len()?, n_trees, 0i64, "the leaf ids").map_err(value_error)?,
-                )
-                .expect("one value per sample and tree");
-                let target = leaves.view_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.forest.apply_into(view, target, options) }
-                ))?;
-                return Ok(leaves.into_pyarray(py));
-            };
-            {
-                let mut write = out.try_readwrite()?;
-                let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.forest.apply_into(view, target, options) }
-                ))?;
-            }
-            Ok(out)
-        })
+        let n_trees = self.forest.trees().len();
+        guarded(|| inspect::apply(py, &self.forest, n_trees, x, n_threads, out))
     }
 
     /// Out-of-bag predictions for `x`, the training set of this forest grown by
@@ -270,7 +240,7 @@ impl PyForest {
     }
 
     /// The nodes each row of `x` passes through, tree after tree, written into `out`
-    /// (Forest::decision_paths_into).
+    /// (Inspect::decision_paths_into).
     fn decision_paths<'py>(
         &self,
         py: Python<'py>,
@@ -278,20 +248,8 @@ impl PyForest {
         n_threads: usize,
         out: Bound<'py, PyArray2<u32>>,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        guarded(|| {
-            let samples = Samples::borrow(x)?;
-            {
-                let mut write = out.try_readwrite()?;
-                let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.forest.decision_paths_into(view, target, options) }
-                ))?;
-            }
-            Ok(out)
-        })
+        let n_trees = self.forest.trees().len();
+        guarded(|| inspect::decision_paths(py, &self.forest, n_trees, x, n_threads, out))
     }
 
     /// Per row, feature and output, TreeSHAP contributions over the split atoms

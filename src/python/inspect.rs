@@ -1,12 +1,77 @@
-//! A tree's structure as numpy arrays, for users to draw, export or study it.
+//! Inspection for every model binding: the leaves and paths of rows through the
+//! trees ([`Inspect`]), and a tree's structure as numpy arrays, for users to draw,
+//! export or study it.
 
-use numpy::IntoPyArray;
+use ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::{score_rows, value_error, Samples};
 use crate::atoms::{Reduce, MAX_POOL_AXES};
-use crate::{Leaves, Node, Tree};
+use crate::error::try_filled;
+use crate::{Inspect, Leaves, Node, Tree};
+
+/// The leaf id of each row of `x` in each of `model`'s `n_trees` trees
+/// ([`Inspect::apply_into`]), written into `out` when given, else into a new array.
+pub(super) fn apply<'py, M: Inspect + Sync>(
+    py: Python<'py>,
+    model: &M,
+    n_trees: usize,
+    x: &Bound<'py, PyAny>,
+    n_threads: usize,
+    out: Option<Bound<'py, PyArray2<i64>>>,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let samples = Samples::borrow(x)?;
+    let out = match out {
+        Some(out) => out,
+        None => {
+            let n_rows = x.len()?;
+            let ids = try_filled(n_rows, n_trees, 0i64, "the leaf ids").map_err(value_error)?;
+            Array2::from_shape_vec((n_rows, n_trees), ids)
+                .expect("one value per sample and tree")
+                .into_pyarray(py)
+        }
+    };
+    {
+        let mut write = out.try_readwrite()?;
+        let target = write.as_array_mut();
+        with_view!(samples, |view| score_rows(
+            py,
+            view.nrows(),
+            n_trees,
+            n_threads,
+            |options| model.apply_into(view, target, options)
+        ))?;
+    }
+    Ok(out)
+}
+
+/// The nodes each row of `x` passes through in `model`'s `n_trees` trees
+/// ([`Inspect::decision_paths_into`]), written into `out`.
+pub(super) fn decision_paths<'py, M: Inspect + Sync>(
+    py: Python<'py>,
+    model: &M,
+    n_trees: usize,
+    x: &Bound<'py, PyAny>,
+    n_threads: usize,
+    out: Bound<'py, PyArray2<u32>>,
+) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    let samples = Samples::borrow(x)?;
+    {
+        let mut write = out.try_readwrite()?;
+        let target = write.as_array_mut();
+        with_view!(samples, |view| score_rows(
+            py,
+            view.nrows(),
+            n_trees,
+            n_threads,
+            |options| model.decision_paths_into(view, target, options)
+        ))?;
+    }
+    Ok(out)
+}
 
 /// Marks "no child" and "no threshold" at leaves, as scikit-learn's `tree_` does.
 const UNDEFINED: i64 = -1;

@@ -12,7 +12,7 @@ use super::atoms::{parse_atoms, AtomInput, DICTIONARY_KEY};
 use super::interrupt::run_interruptible;
 use super::mapping::{from_dict, UnknownKeys};
 use super::{guarded, inspect, score_rows, stats_dict, value_error, Samples};
-use crate::{FitControl, IsolationForest, IsolationParams, ScoreOptions};
+use crate::{FitControl, Inspect, IsolationForest, IsolationParams, ScoreOptions};
 
 /// A trained isolation forest.
 #[pyclass(name = "IsolationForest", module = "morf_rs._core", frozen)]
@@ -95,29 +95,18 @@ impl PyIsolationForest {
         })
     }
 
-    /// Leaf node id per row and tree, written into `out`
-    /// (IsolationForest::apply_into).
+    /// Leaf node id per sample and tree, written into `out` when given
+    /// (Inspect::apply_into).
+    #[pyo3(signature = (x, n_threads, out=None))]
     fn apply<'py>(
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         n_threads: usize,
-        out: Bound<'py, PyArray2<i64>>,
+        out: Option<Bound<'py, PyArray2<i64>>>,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        guarded(|| {
-            let samples = Samples::borrow(x)?;
-            {
-                let mut write = out.try_readwrite()?;
-                let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.model.apply_into(view, target, options) }
-                ))?;
-            }
-            Ok(out)
-        })
+        let n_trees = self.model.trees().len();
+        guarded(|| inspect::apply(py, &self.model, n_trees, x, n_threads, out))
     }
 
     /// Per tree, the path length each node's leaf stores (NaN at splits), as a list
@@ -141,7 +130,7 @@ impl PyIsolationForest {
     }
 
     /// The nodes each row of `x` passes through, tree after tree, written into `out`
-    /// (IsolationForest::decision_paths_into).
+    /// (Inspect::decision_paths_into).
     fn decision_paths<'py>(
         &self,
         py: Python<'py>,
@@ -149,20 +138,8 @@ impl PyIsolationForest {
         n_threads: usize,
         out: Bound<'py, PyArray2<u32>>,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        guarded(|| {
-            let samples = Samples::borrow(x)?;
-            {
-                let mut write = out.try_readwrite()?;
-                let target = write.as_array_mut();
-                with_view!(samples, |view| self.score(
-                    py,
-                    view.nrows(),
-                    n_threads,
-                    |options| { self.model.decision_paths_into(view, target, options) }
-                ))?;
-            }
-            Ok(out)
-        })
+        let n_trees = self.model.trees().len();
+        guarded(|| inspect::decision_paths(py, &self.model, n_trees, x, n_threads, out))
     }
 
     /// Tree `index` as a dict of arrays indexed by node id (each leaf's `value` its

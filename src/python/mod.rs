@@ -11,7 +11,6 @@ use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError}
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-mod inspect;
 mod interrupt;
 mod mapping;
 mod params;
@@ -97,6 +96,7 @@ macro_rules! with_view {
 mod boost;
 mod explain;
 mod forest;
+mod inspect;
 mod isolation;
 mod stats;
 mod train;

@@ -95,9 +95,10 @@ pub(crate) enum Walk {
 /// Trees of at most this many nodes on average are small: a boosted model's.
 const SMALL_TREE_NODES: usize = 512;
 
-/// The trees of a model laid out for scoring blocks of rows.
+/// The trees of a model laid out for scoring blocks of rows. `pub` only because the
+/// sealed [`Inspected`](super::Inspected) names it; no path outside the crate reaches it.
 #[derive(Debug, Clone)]
-pub(crate) struct ScoringTrees {
+pub struct ScoringTrees {
     /// Number of features of the rows the trees score.
     pub(super) n_features: usize,
     /// The features some split uses, in increasing order; term columns index it.

@@ -15,8 +15,8 @@ mod walk;
 
 use std::sync::OnceLock;
 
-pub use inspect::NO_NODE;
-pub(crate) use inspect::{apply_into, decision_paths_into, path_widths};
+pub(crate) use inspect::sealed::Inspected;
+pub use inspect::{Inspect, NO_NODE};
 pub(crate) use lanes::has_avx2;
 pub(crate) use layout::ScoringTrees;
 

@@ -16,6 +16,7 @@ use crate::data::Feature;
 use crate::error::Result;
 use crate::forest::Forest;
 use crate::runtime::options::ScoreOptions;
+use crate::scoring::{Inspect, Inspected, ScoringTrees};
 use crate::tree::Tree;
 
 pub use params::{ClusteringCriterion, UnsupervisedParams};
@@ -67,20 +68,10 @@ impl UnsupervisedForest {
         self.forest.trees()
     }
 
-    /// The id of the leaf each sample reaches in each tree, shape (samples, trees),
-    /// through the scoring engine every forest uses.
-    pub fn apply<T: Feature>(
-        &self,
-        x: ArrayView2<'_, T>,
-        options: &ScoreOptions<'_>,
-    ) -> Result<Array2<u32>> {
-        self.forest.apply(x, options)
-    }
-
     /// The share of trees in which each pair of rows of `x` reach the same leaf, shape
     /// (samples, samples): symmetric, 1 on the diagonal (treeple's
     /// `compute_similarity_matrix`). Takes `8 n^2` bytes; for many samples, take the
-    /// leaves of [`UnsupervisedForest::apply`] into a sparse product instead. Both the
+    /// leaves of [`Inspect::apply`](crate::Inspect::apply) into a sparse product instead. Both the
     /// leaves and their comparison run on the threads of `options`.
     pub fn similarity<T: Feature>(
         &self,
@@ -89,5 +80,19 @@ impl UnsupervisedForest {
     ) -> Result<Array2<f64>> {
         let leaves = self.apply(x, options)?;
         similarity_from_leaves(leaves.view(), options.n_threads())
+    }
+}
+
+impl Inspected for UnsupervisedForest {
+    fn inspected_trees(&self) -> &[Tree] {
+        self.forest.inspected_trees()
+    }
+
+    fn inspected_layout(&self) -> &ScoringTrees {
+        self.forest.inspected_layout()
+    }
+
+    fn inspected_features(&self) -> usize {
+        self.forest.n_features()
     }
 }

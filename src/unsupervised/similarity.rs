@@ -50,7 +50,7 @@ impl LeafGroups {
 }
 
 /// The share of trees in which each pair of samples reach the same leaf, from `leaves`
-/// of shape (samples, trees) as [`UnsupervisedForest::apply`](super::UnsupervisedForest::apply)
+/// of shape (samples, trees) as [`Inspect::apply`](crate::Inspect::apply)
 /// gives them (or ids of any integer type: only which samples share an id matters);
 /// shape (samples, samples). The counts are whole numbers, so the result is
 /// the same for any `n_threads` (0: every core).

@@ -176,3 +176,18 @@ def test_wall_and_cpu_times_come_from_the_same_turns(harness):
     assert all(
         0 <= seconds < float("inf") for seconds in [*wall.values(), *cpu.values()]
     )
+
+
+def test_machine_names_the_commit_the_figures_are_of(harness):
+    import subprocess
+
+    def git(*args):
+        command = ["git", "-C", str(BENCHES), *args]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    head = git("rev-parse", "--short", "HEAD")
+    if head.returncode != 0:
+        pytest.skip("benches/ is not in a git checkout")
+    changed = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    commit = harness.machine()["commit"]
+    assert commit == head.stdout.strip() + ("+changes" if changed else "")

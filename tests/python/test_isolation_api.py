@@ -98,7 +98,7 @@ def test_trees_draw_rows_in_proportion_to_their_weights():
     [
         (np.ones(10), "sample"),
         (-np.ones(50), "non-negative"),
-        (np.zeros(50), "non-zero"),
+        (np.zeros(50), "non-zero|positive weight"),
     ],
 )
 def test_bad_weights_say_what_to_fix(weights, match):
