@@ -96,7 +96,9 @@ def test_rows_of_pixels_score_as_bytes_and_as_floats_alike(estimator):
             estimator.set_params(n_jobs=n_jobs)
             as_bytes = getattr(estimator, method)(X32)
             as_floats = getattr(estimator, method)(nudged)
-            np.testing.assert_array_equal(as_bytes[kept], as_floats[kept], err_msg=method)
+            np.testing.assert_array_equal(
+                as_bytes[kept], as_floats[kept], err_msg=method
+            )
 
 
 class RecordingEngine:
