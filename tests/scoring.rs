@@ -421,3 +421,73 @@ fn batch_scoring_finds_each_rows_own_leaf() {
         }
     }
 }
+
+/// Per row, the mean of the trees' class distributions at the leaves `Tree::leaf_of`
+/// finds (walking each tree alone, reading every value as a float), summed class by
+/// class in tree order as scoring sums them; `None` for a row no tree votes for.
+fn proba_by_tree_walks(forest: &Forest, x: &Array2<f32>) -> Vec<Option<Vec<f64>>> {
+    x.rows()
+        .into_iter()
+        .map(|row| {
+            let row = row.to_vec();
+            let mut sums: Option<Vec<f64>> = None;
+            for tree in forest.trees() {
+                if let Some(distribution) = tree.posterior(tree.leaf_of(&row)) {
+                    let sums = sums.get_or_insert_with(|| vec![0.0; distribution.len()]);
+                    for (sum, &p) in sums.iter_mut().zip(distribution) {
+                        *sum += f64::from(p);
+                    }
+                }
+            }
+            sums.map(|sums| {
+                let total: f64 = sums.iter().sum();
+                sums.iter().map(|s| s / total).collect()
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn rows_of_bytes_reach_the_leaves_a_float_walk_reaches() {
+    // Pixels are walked as bytes: large trees of single-feature splits row by row
+    // through byte comparisons, the others as blocks of bytes (whole weights by whole
+    // sums). Trees grown on pixels / 255 put every threshold between bytes 0 and 1,
+    // those grown on pixels between pixel values; shallow or honest trees leave
+    // leaves of several classes, and leaves that cast no vote.
+    let (x, y) = pixels(2500, 5);
+    let scaled = x.mapv(|v| v / 255.0);
+    let oblique = AtomKind::SparseOblique {
+        feature_combinations: 2.0,
+    };
+    let patches = AtomKind::Patches(Patches::new(vec![3, 4], vec![1, 1], vec![2, 3]));
+    let (rows, _) = pixels(1100, 6);
+    for atoms in [AtomKind::AxisAligned, oblique, patches] {
+        for (max_depth, honest_fraction) in [(None, 0.0), (Some(4), 0.0), (None, 0.5)] {
+            let params = ForestParams {
+                n_estimators: 4,
+                atoms: atoms.clone(),
+                max_depth,
+                honest_fraction,
+                random_state: 7,
+                ..ForestParams::default()
+            };
+            for grown_on in [&x, &scaled] {
+                let forest = Forest::fit(&params, grown_on.view(), &y, 3, None).unwrap();
+                let leaves = forest.apply(rows.view(), &ScoreOptions::new()).unwrap();
+                for (i, row) in rows.rows().into_iter().enumerate() {
+                    for (t, tree) in forest.trees().iter().enumerate() {
+                        assert_eq!(leaves[[i, t]] as usize, tree.leaf_of(&row.to_vec()));
+                    }
+                }
+                let proba = forest
+                    .predict_proba(rows.view(), &ScoreOptions::new())
+                    .unwrap();
+                for (i, expected) in proba_by_tree_walks(&forest, &rows).iter().enumerate() {
+                    let uniform = vec![1.0 / 3.0; 3];
+                    let expected = expected.as_ref().unwrap_or(&uniform);
+                    assert_eq!(proba.row(i).to_vec(), *expected, "{atoms:?} row {i}");
+                }
+            }
+        }
+    }
+}

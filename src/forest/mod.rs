@@ -10,17 +10,19 @@ mod merge;
 mod oob;
 mod params;
 mod score;
+mod scoring;
 mod targets;
 
 use serde::{Deserialize, Serialize};
 
 use crate::scoring::{Derived, ScoringTrees};
-use crate::tree::{Node, Task, Tree, TreeStats};
+use crate::tree::{Task, Tree, TreeStats};
 
 pub(crate) use bag::{sampling_sizes, TreeSample};
 pub use format::FORMAT_VERSION;
 pub use oob::OutOfBag;
 pub use params::{ForestParams, MaxSamples, MAX_ESTIMATORS};
+use scoring::ForestScoring;
 pub use targets::Targets;
 
 /// Most features a forest may have: atoms name features with `u32`.
@@ -65,7 +67,7 @@ pub struct Forest {
     trees: Vec<Tree>,
     /// The trees laid out for scoring, derived from them when first needed; not saved.
     #[serde(skip)]
-    scoring: Derived<ScoringTrees>,
+    scoring: Derived<ForestScoring>,
 }
 
 /// The slot of a leaf that casts no vote (an honest leaf no sample filled).
@@ -82,19 +84,16 @@ impl Forest {
         }
     }
 
-    /// The trees laid out for scoring, each leaf's slot the offset of its values in
-    /// its tree's leaves ([`NO_VOTE`] for a leaf that casts none); built on first use.
+    /// The trees laid out for scoring with their leaves by slot ([`NO_VOTE`] for a
+    /// leaf that casts no vote); built on first use.
+    pub(crate) fn scoring(&self) -> &ForestScoring {
+        self.scoring
+            .get_or_init(|| ForestScoring::new(&self.trees, self.n_features))
+    }
+
+    /// The trees laid out for scoring (see [`Forest::scoring`]).
     pub(crate) fn scoring_layout(&self) -> &ScoringTrees {
-        self.scoring.get_or_init(|| {
-            ScoringTrees::new(&self.trees, self.n_features, |t, id| {
-                match self.trees[t].nodes()[id] {
-                    Node::Leaf {
-                        value: Some(offset),
-                    } => offset,
-                    _ => NO_VOTE,
-                }
-            })
-        })
+        &self.scoring().layout
     }
 
     /// Most rows to score together.

@@ -10,7 +10,6 @@ use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, Result};
 use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_row_chunks, SCORE_CHUNK};
-use crate::scoring::LeafRows;
 use crate::tree::Leaves;
 use crate::tree::Task;
 
@@ -211,46 +210,41 @@ impl Forest {
         out.fill(0.0);
         let mut votes = [0u32; SCORE_CHUNK];
         let width = self.task.width();
-        let layout = self.scoring_layout();
+        let scoring = self.scoring();
         let trees = 0..self.trees.len();
-        layout.visit_leaves(trees, rows, cancel, |leaf| {
-            if leaf.slot == NO_VOTE {
-                return;
+        match self.task {
+            Task::Classification { .. } => {
+                scoring.layout.visit_leaves(trees, rows, cancel, |leaf| {
+                    if leaf.slot == NO_VOTE {
+                        return;
+                    }
+                    leaf.for_each_row(|row| {
+                        if skip(leaf.tree, row) {
+                            return;
+                        }
+                        votes[row] += 1;
+                        scoring.add_classes(leaf.slot, &mut out[row * width..][..width]);
+                    });
+                })
             }
-            let offset = leaf.slot as usize;
-            match self.trees[leaf.tree].leaves() {
-                Leaves::Classes { distributions, .. } => {
-                    let values = &distributions[offset..][..width];
-                    add_votes(values, &leaf, out, &mut votes, |row| skip(leaf.tree, row));
+            Task::Regression { .. } => scoring.layout.visit_leaves(trees, rows, cancel, |leaf| {
+                if leaf.slot == NO_VOTE {
+                    return;
                 }
-                Leaves::Values { means, .. } => {
-                    let values = &means[offset..][..width];
-                    add_votes(values, &leaf, out, &mut votes, |row| skip(leaf.tree, row));
-                }
-            }
-        });
+                let Leaves::Values { means, .. } = self.trees[leaf.tree].leaves() else {
+                    unreachable!("a regression forest's trees hold values");
+                };
+                let values = &means[scoring.offset(leaf.slot)..][..width];
+                leaf.for_each_row(|row| {
+                    if skip(leaf.tree, row) {
+                        return;
+                    }
+                    votes[row] += 1;
+                    let row_out = &mut out[row * width..][..width];
+                    row_out.iter_mut().zip(values).for_each(|(o, &v)| *o += v);
+                });
+            }),
+        }
         votes
     }
-}
-
-/// Adds `values` (a leaf's) into the row of `out` of each row that reached the leaf
-/// and `skip` does not name, with a vote.
-#[inline]
-fn add_votes<V: Copy + Into<f64>>(
-    values: &[V],
-    leaf: &LeafRows,
-    out: &mut [f64],
-    votes: &mut [u32],
-    skip: impl Fn(usize) -> bool,
-) {
-    let width = values.len();
-    leaf.for_each_row(|row| {
-        if skip(row) {
-            return;
-        }
-        votes[row] += 1;
-        for (acc, &v) in out[row * width..][..width].iter_mut().zip(values) {
-            *acc += v.into();
-        }
-    });
 }

@@ -5,6 +5,7 @@
 //! missing are projected again by the tree's rule on missing cells, one by one.
 
 use crate::atoms::{rescaled_present_sum, MissingCells};
+use crate::data::Feature;
 use crate::tree::goes_left;
 
 /// The rows of a block, one bit each.
@@ -20,6 +21,68 @@ const LANES: usize = u32::BITS as usize;
 /// The bits of one group of [`LANES`] rows.
 const LANE_BITS: Mask = u32::MAX as Mask;
 
+/// A cell of a transposed block: a row's value as the walks compare it
+/// ([`Feature::to_f32`]), or for rows of bytes the byte itself, a quarter of the
+/// memory, which converts to the same `f32`.
+pub(crate) trait BlockCell: Copy + Default + Send + Sync + 'static {
+    /// The cell of `value`, a value of rows whose cells are `Self`.
+    fn of<T: Feature>(value: T) -> Self;
+    /// The value as the walks compare it.
+    fn to_f32(self) -> f32;
+    /// The eight cells from `cells`, as `f32`.
+    ///
+    /// # Safety
+    /// The processor has AVX2, and eight cells from `cells` are readable.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn load_8(cells: *const Self) -> std::arch::x86_64::__m256;
+    /// `cells` as bytes, if they are: splits with a
+    /// [`whole_limit`](super::layout::whole_limit) then go by whole sums.
+    fn as_bytes(cells: &[Self]) -> Option<&[u8]>;
+}
+
+impl BlockCell for f32 {
+    #[inline(always)]
+    fn of<T: Feature>(value: T) -> f32 {
+        value.to_f32()
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load_8(cells: *const f32) -> std::arch::x86_64::__m256 {
+        // SAFETY: as the caller promises.
+        unsafe { std::arch::x86_64::_mm256_loadu_ps(cells) }
+    }
+    #[inline(always)]
+    fn as_bytes(_: &[f32]) -> Option<&[u8]> {
+        None
+    }
+}
+
+impl BlockCell for u8 {
+    #[inline(always)]
+    fn of<T: Feature>(value: T) -> u8 {
+        value.to_i32() as u8
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f32::from(self)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load_8(cells: *const u8) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        // SAFETY: as the caller promises; whole numbers below 2^24 convert exactly.
+        unsafe { _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(cells.cast()))) }
+    }
+    #[inline(always)]
+    fn as_bytes(cells: &[u8]) -> Option<&[u8]> {
+        Some(cells)
+    }
+}
+
 /// Whether the processor has AVX2.
 pub(crate) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -33,8 +96,8 @@ pub(crate) fn has_avx2() -> bool {
 /// projection.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-pub(crate) fn left_rows_fastest(
-    block: &[f32],
+pub(crate) fn left_rows_fastest<C: BlockCell>(
+    block: &[C],
     avx2: bool,
     columns: &[u32],
     weights: &[f32],
@@ -59,8 +122,9 @@ pub(crate) fn left_rows_fastest(
         while pending != 0 {
             let r = pending.trailing_zeros() as usize;
             let terms = weights.iter().zip(columns);
-            let value =
-                rescaled_present_sum(terms.map(|(&w, &c)| (w, block[c as usize * BLOCK + r])));
+            let value = rescaled_present_sum(
+                terms.map(|(&w, &c)| (w, block[c as usize * BLOCK + r].to_f32())),
+            );
             let bit: Mask = 1 << r;
             left = if goes_left(value, threshold, missing_left) {
                 left | bit
@@ -77,8 +141,8 @@ pub(crate) fn left_rows_fastest(
 /// `weights`) goes left of `threshold` (as [`goes_left`] says), and those whose
 /// projection is missing (NaN); other bits are unspecified.
 #[inline]
-fn left_rows(
-    block: &[f32],
+fn left_rows<C: BlockCell>(
+    block: &[C],
     columns: &[u32],
     weights: &[f32],
     threshold: f32,
@@ -98,7 +162,7 @@ fn left_rows(
         for (&column, &weight) in columns.iter().zip(weights) {
             let values = &block[column as usize * BLOCK + shift..][..LANES];
             for (sum, &value) in sums.iter_mut().zip(values) {
-                *sum += weight * value;
+                *sum += weight * value.to_f32();
             }
         }
         // The branch on `missing_left` taken once for all lanes, so that each loop
@@ -129,8 +193,8 @@ fn lane_bits(sums: &[f32; LANES], goes_left: impl Fn(f32) -> bool) -> u32 {
 /// bits. Callable only where the processor has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn left_rows_avx2(
-    block: &[f32],
+fn left_rows_avx2<C: BlockCell>(
+    block: &[C],
     columns: &[u32],
     weights: &[f32],
     threshold: f32,
@@ -153,8 +217,9 @@ fn left_rows_avx2(
             let values = &block[columns[term] as usize * BLOCK + shift..][..LANES];
             let weight = _mm256_set1_ps(weights[term]);
             for (k, sum) in sums.iter_mut().enumerate() {
-                // SAFETY: `values` holds `LANES` floats, of which these eight.
-                let values = unsafe { _mm256_loadu_ps(values.as_ptr().add(k * VECTOR)) };
+                // SAFETY: `values` holds `LANES` cells, of which these eight, and the
+                // processor has AVX2.
+                let values = unsafe { C::load_8(values.as_ptr().add(k * VECTOR)) };
                 *sum = _mm256_add_ps(*sum, _mm256_mul_ps(weight, values));
             }
         }
@@ -179,10 +244,98 @@ fn left_rows_avx2(
     (left, missing)
 }
 
+/// The rows among `rows` of a block of bytes whose whole sum of the terms (`columns`
+/// of the block, whole `weights`) is at most `limit`: for a split with a
+/// [`whole_limit`](super::layout::whole_limit), the rows a float projection sends
+/// left; other bits are unspecified. In AVX2 (`avx2`, as [`has_avx2`] says) sixteen
+/// rows an instruction.
+pub(crate) fn left_rows_whole(
+    block: &[u8],
+    avx2: bool,
+    columns: &[u32],
+    weights: &[i16],
+    limit: i16,
+    rows: Mask,
+) -> Mask {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the processor has AVX2.
+        return unsafe { left_rows_whole_avx2(block, columns, weights, limit, rows) };
+    }
+    let _ = avx2;
+    let mut left: Mask = 0;
+    for group in 0..BLOCK / LANES {
+        let shift = group * LANES;
+        if (rows >> shift) & LANE_BITS == 0 {
+            continue;
+        }
+        let mut sums = [0i32; LANES];
+        for (&column, &weight) in columns.iter().zip(weights) {
+            let values = &block[column as usize * BLOCK + shift..][..LANES];
+            for (sum, &value) in sums.iter_mut().zip(values) {
+                *sum += i32::from(weight) * i32::from(value);
+            }
+        }
+        let mut bits = 0u32;
+        for (lane, &sum) in sums.iter().enumerate() {
+            bits |= u32::from(sum <= i32::from(limit)) << lane;
+        }
+        left |= Mask::from(bits) << shift;
+    }
+    left
+}
+
+/// [`left_rows_whole`] in AVX2 vectors of sixteen `i16` sums (no sum leaves `i16`,
+/// as `whole_limit` ensures). Callable only where the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn left_rows_whole_avx2(
+    block: &[u8],
+    columns: &[u32],
+    weights: &[i16],
+    limit: i16,
+    rows: Mask,
+) -> Mask {
+    use std::arch::x86_64::*;
+    let mut left: Mask = 0;
+    let limit = _mm256_set1_epi16(limit);
+    for group in 0..BLOCK / LANES {
+        let shift = group * LANES;
+        if (rows >> shift) & LANE_BITS == 0 {
+            continue;
+        }
+        // The group's first sixteen rows, and its last sixteen.
+        let (mut low, mut high) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        for term in 0..columns.len().min(weights.len()) {
+            let values = &block[columns[term] as usize * BLOCK + shift..][..LANES];
+            let weight = _mm256_set1_epi16(weights[term]);
+            // SAFETY: `values` holds `LANES` (32) bytes, these two sixteens.
+            let (first, last) = unsafe {
+                let first = _mm_loadu_si128(values.as_ptr().cast());
+                let last = _mm_loadu_si128(values.as_ptr().add(16).cast());
+                (_mm256_cvtepu8_epi16(first), _mm256_cvtepu8_epi16(last))
+            };
+            low = _mm256_add_epi16(low, _mm256_mullo_epi16(first, weight));
+            high = _mm256_add_epi16(high, _mm256_mullo_epi16(last, weight));
+        }
+        // All ones where a sum is above the limit (goes right), packed to bytes: the
+        // packing interleaves the halves by 64 bits, which the permutation undoes.
+        let right = _mm256_packs_epi16(
+            _mm256_cmpgt_epi16(low, limit),
+            _mm256_cmpgt_epi16(high, limit),
+        );
+        let right = _mm256_permute4x64_epi64::<0b11_01_10_00>(right);
+        let right_bits = _mm256_movemask_epi8(right) as u32;
+        left |= Mask::from(!right_bits) << shift;
+    }
+    left
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::layout::whole_limit;
     use super::*;
 
     /// The rows of `rows` that go left, each row's projection summed term by term
@@ -239,6 +392,55 @@ mod tests {
                     prop_assert_eq!(fastest & rows, walked);
                 }
             }
+        }
+
+        #[test]
+        fn blocks_of_bytes_send_the_rows_their_floats_send(
+            // Mostly small bytes, so that sums meet the thresholds; the largest too.
+            cells in prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 3, 255]), 3 * BLOCK),
+            // Whole weights (whole sums) and others (float sums of byte cells).
+            terms in prop::collection::vec((0u32..3, -3i8..=3, any::<bool>()), 1..6),
+            // Thresholds on and between whole sums, within and beyond their reach.
+            threshold in prop::sample::select(vec![-20i32, -9, -4, -1, 0, 1, 3, 6, 11, 20, 4000]),
+            halves: bool,
+            missing_left: bool,
+            rows: u128,
+        ) {
+            let floats: Vec<f32> = cells.iter().map(|&c| f32::from(c)).collect();
+            let columns: Vec<u32> = terms.iter().map(|&(c, _, _)| c).collect();
+            let weights: Vec<f32> = terms
+                .iter()
+                .map(|&(_, w, whole)| f32::from(w) * if whole { 1.0 } else { 0.75 })
+                .collect();
+            let threshold = threshold as f32 + if halves { 0.5 } else { 0.0 };
+            let missing = MissingCells::AnyCellMissing;
+            let walked = walked_left_rows(
+                &floats, &columns, &weights, threshold, missing_left, missing, rows,
+            );
+            for avx2 in [false, has_avx2()] {
+                let fastest = left_rows_fastest(
+                    &cells, avx2, &columns, &weights, threshold, missing_left, missing, rows,
+                );
+                prop_assert_eq!(fastest & rows, walked);
+                if let Some(limit) = whole_limit(&weights, threshold) {
+                    let whole: Vec<i16> = weights.iter().map(|&w| w as i16).collect();
+                    let left = left_rows_whole(&cells, avx2, &columns, &whole, limit, rows);
+                    prop_assert_eq!(left & rows, walked);
+                }
+            }
+        }
+
+        #[test]
+        fn whole_weights_of_small_reach_have_a_whole_limit(
+            weights in prop::collection::vec(-40i8..=40, 1..4),
+            threshold in -40_000i32..40_000,
+        ) {
+            let weights: Vec<f32> = weights.iter().map(|&w| f32::from(w)).collect();
+            let reach: f32 = weights.iter().map(|w| w.abs() * 255.0).sum();
+            let limit = whole_limit(&weights, threshold as f32 * 0.5);
+            prop_assert_eq!(limit.is_some(), reach <= 32767.0);
+            prop_assert!(whole_limit(&[0.5], 3.0).is_none());
+            prop_assert!(whole_limit(&weights, f32::NAN).is_none());
         }
     }
 }

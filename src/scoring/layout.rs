@@ -2,6 +2,7 @@
 //! as (column, weight) terms whose columns number only the features some split uses,
 //! so that a block of rows transposes no other feature.
 
+use super::bytes::ByteNode;
 use super::lanes::BLOCK;
 use super::row_walk::RowNode;
 use crate::atoms::{project_pooled, MissingCells, Window};
@@ -23,6 +24,8 @@ pub(crate) enum ScoringNode {
         missing_left: bool,
         /// The tree's rule on missing cells.
         missing: MissingCells,
+        /// For rows of bytes, the side by whole sums ([`whole_limit`]).
+        whole: Option<i16>,
     },
     /// A split on `weight * x[feature]`: a random forest's, without the dependent
     /// reads of a term list, in as few bytes as a walk row by row needs.
@@ -32,6 +35,8 @@ pub(crate) enum ScoringNode {
         feature: u32,
         weight: f32,
         missing_left: bool,
+        /// For rows of bytes, the side by whole sums ([`whole_limit`]).
+        whole: Option<i16>,
     },
     /// Rows whose pooled value on atom `pooled` of the layout goes left go to the
     /// next node, the others to node `right`.
@@ -94,6 +99,8 @@ const SMALL_TREE_NODES: usize = 512;
 /// sealed [`Inspected`](super::Inspected) names it; no path outside the crate reaches it.
 #[derive(Debug, Clone)]
 pub struct ScoringTrees {
+    /// Number of features of the rows the trees score.
+    pub(super) n_features: usize,
     /// The features some split uses, in increasing order; term columns index it.
     pub(super) features: Vec<u32>,
     /// Per feature, its term column (unspecified for features no split uses).
@@ -103,8 +110,13 @@ pub struct ScoringTrees {
     pub(super) nodes: Vec<ScoringNode>,
     /// `nodes` as the row walk reads them.
     pub(super) row_nodes: Vec<RowNode>,
+    /// `nodes` as the row walk reads them for rows of bytes; empty unless the trees
+    /// are walked row by row.
+    pub(super) byte_nodes: Vec<ByteNode>,
     pub(super) term_columns: Vec<u32>,
     pub(super) term_weights: Vec<f32>,
+    /// `term_weights` as whole numbers, where a split has a [`whole_limit`].
+    pub(super) term_whole_weights: Vec<i16>,
     /// The atoms of the pooled splits.
     pub(super) pooled: Vec<PooledAtom>,
     /// Depth of the deepest leaf of any tree.
@@ -163,13 +175,16 @@ impl ScoringTrees {
             column_of[feature as usize] = column as u32;
         }
         let mut layout = ScoringTrees {
+            n_features,
             features,
             column_of: column_of.clone(),
             tree_starts: vec![0],
             nodes: Vec::with_capacity(trees.iter().map(|t| t.nodes().len()).sum()),
             row_nodes: Vec::new(),
+            byte_nodes: Vec::new(),
             term_columns: Vec::new(),
             term_weights: Vec::new(),
+            term_whole_weights: Vec::new(),
             pooled: Vec::new(),
             max_depth: 0,
             walk: Walk::BlockMajor,
@@ -199,6 +214,7 @@ impl ScoringTrees {
                                 feature,
                                 weight,
                                 missing_left,
+                                whole: whole_limit(&[weight], threshold),
                             },
                             (None, indices, weights) => {
                                 let terms_start = layout.term_columns.len() as u32;
@@ -206,6 +222,9 @@ impl ScoringTrees {
                                     .term_columns
                                     .extend(indices.iter().map(|&f| column_of[f as usize]));
                                 layout.term_weights.extend_from_slice(weights);
+                                // Whole weights as `whole_limit` takes them; 0 for others.
+                                let whole = weights.iter().map(|&w| w as i16);
+                                layout.term_whole_weights.extend(whole);
                                 ScoringNode::Split {
                                     right,
                                     threshold,
@@ -213,6 +232,7 @@ impl ScoringTrees {
                                     terms_len: indices.len() as u32,
                                     missing_left,
                                     missing: atom.missing,
+                                    whole: whole_limit(weights, threshold),
                                 }
                             }
                         }
@@ -222,6 +242,13 @@ impl ScoringTrees {
                     },
                 };
                 layout.nodes.push(scoring);
+            }
+            // The walks rely on each link lying within its tree (loaders check).
+            let n_nodes = tree.nodes().len() as u32;
+            for (id, node) in tree.nodes().iter().enumerate() {
+                if let Some((right, ..)) = split_sides(node) {
+                    assert!(id as u32 + 1 < right && right < n_nodes, "a valid tree");
+                }
             }
             layout.tree_starts.push(layout.nodes.len());
             layout.max_depth = layout.max_depth.max(tree.stats().max_depth);
@@ -243,6 +270,9 @@ impl ScoringTrees {
         } else {
             Walk::RowByRow
         };
+        if layout.walk == Walk::RowByRow {
+            layout.byte_nodes = layout.nodes.iter().map(ByteNode::of).collect();
+        }
         layout
     }
 
@@ -267,4 +297,33 @@ impl ScoringTrees {
         let range = start as usize..(start + len) as usize;
         (&self.term_columns[range.clone()], &self.term_weights[range])
     }
+
+    /// The weights of the terms `start..start + len` as whole numbers (meaningful
+    /// where their split has a [`whole_limit`]).
+    #[inline(always)]
+    pub(super) fn whole_weights(&self, start: u32, len: u32) -> &[i16] {
+        &self.term_whole_weights[start as usize..(start + len) as usize]
+    }
+}
+
+/// For rows of bytes, the side of a split on `weights` at `threshold` by whole sums:
+/// the largest whole sum that goes left, when every weight is a whole number and
+/// every sum of the weights' products with bytes (partial sums included) lies within
+/// `i16`. Such products and sums are whole numbers far below 2^24, exact in `f32`
+/// whatever the order, so the float projection is the whole sum `s`, never missing,
+/// and it goes left (`s <= threshold`) exactly when `s` is at most the limit. `None`
+/// where the weights do not allow it, or the threshold is NaN.
+pub(super) fn whole_limit(weights: &[f32], threshold: f32) -> Option<i16> {
+    let mut reach = 0.0f64;
+    for &weight in weights {
+        if !weight.is_finite() || weight.trunc() != weight {
+            return None;
+        }
+        reach += f64::from(weight.abs()) * f64::from(u8::MAX);
+    }
+    if reach > f64::from(i16::MAX) || threshold.is_nan() {
+        return None;
+    }
+    // Sums lie in -reach..=reach: below it none goes left, above it all do.
+    Some(f64::from(threshold).floor().clamp(-reach - 1.0, reach) as i16)
 }

@@ -6,6 +6,7 @@
 //! distribution or mean values) is the model's: the engine says which rows reached
 //! which leaf ([`inspect`] hands those leaves, and the rows' paths, to users).
 
+mod bytes;
 mod inspect;
 mod lanes;
 mod layout;
@@ -18,7 +19,6 @@ pub(crate) use inspect::sealed::Inspected;
 pub use inspect::{Inspect, NO_NODE};
 pub(crate) use lanes::has_avx2;
 pub(crate) use layout::ScoringTrees;
-pub(crate) use walk::LeafRows;
 
 /// A value derived from a model on first use, such as its [`ScoringTrees`]. It is no
 /// part of the model's value: models compare equal whether or not theirs is built.

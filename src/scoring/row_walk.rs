@@ -6,6 +6,7 @@
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 
+use super::bytes::{BYTE_GENERAL, BYTE_LEAF};
 use super::layout::{ScoringNode, ScoringTrees};
 use super::walk::LeafRows;
 use crate::data::{Feature, Rows};
@@ -53,6 +54,7 @@ impl RowNode {
                 feature,
                 weight,
                 missing_left,
+                ..
             } if feature < GENERAL => RowNode {
                 threshold,
                 weight,
@@ -81,6 +83,8 @@ impl ScoringTrees {
     ) {
         let mut starts = Vec::with_capacity(SCORE_CHUNK);
         let mut reached = Vec::with_capacity(SCORE_CHUNK);
+        // Byte rows compare their bytes where the layout has the splits as bytes.
+        let bytes = T::MAX_WHOLE.is_some() && !self.byte_nodes.is_empty();
         for first_row in (0..rows.n_samples).step_by(SCORE_CHUNK) {
             starts.clear();
             let last_row = rows.n_samples.min(first_row + SCORE_CHUNK);
@@ -89,7 +93,27 @@ impl ScoringTrees {
                 if is_cancelled(cancel) {
                     return;
                 }
-                self.leaves_of_rows(t, rows, &starts, &mut reached);
+                if bytes {
+                    self.byte_leaves_of_rows(t, rows, &starts, &mut reached);
+                } else {
+                    let tree = self.tree_starts[t]..self.tree_starts[t + 1];
+                    let (nodes, general) = (&self.row_nodes[tree.clone()], &self.nodes[tree]);
+                    let row = |r: u32| rows.row(r as usize);
+                    leaves_of_rows(&starts, &mut reached, row, |id, values| {
+                        let at = nodes[id as usize];
+                        if at.code & (LEAF | GENERAL) == 0 {
+                            let feature = (at.code & !MISSING_LEFT) as usize;
+                            // The sum `Atom::project` forms for a one-term atom.
+                            let value = 0.0 + at.weight * values[feature].to_f32();
+                            let left = goes_left(value, at.threshold, at.code & MISSING_LEFT != 0);
+                            Ok(if left { id + 1 } else { at.right })
+                        } else if at.code & LEAF != 0 {
+                            Err(at.right)
+                        } else {
+                            Ok(self.child(&general[id as usize], id, values))
+                        }
+                    });
+                }
                 for &(node, slot, r) in &reached {
                     visit(LeafRows {
                         tree: t,
@@ -103,13 +127,10 @@ impl ScoringTrees {
         }
     }
 
-    /// Sends each of `starts` (a node of tree `t` and a row of `rows`) down the tree
-    /// to its leaf, writing (leaf, slot, row) into `reached` in the order rows arrive.
-    /// Several rows descend together, a level at a time, so that the memory reads of
-    /// one overlap with those of the others; a lane whose row reaches its leaf takes
-    /// the next at once. Callers visit the leaves afterwards, so that what a visit
-    /// reads does not stall the walks.
-    fn leaves_of_rows<T: Feature>(
+    /// [`leaves_of_rows`] for tree `t` and rows of bytes, through the tree's
+    /// [`ByteNode`](super::bytes::ByteNode)s: a comparison step is a node read, a byte read and a comparison of
+    /// bytes, without bounds checks, and lanes whose rows are done leave the loop.
+    fn byte_leaves_of_rows<T: Feature>(
         &self,
         t: usize,
         rows: &Rows<'_, T>,
@@ -117,43 +138,54 @@ impl ScoringTrees {
         reached: &mut Vec<(u32, u32, u32)>,
     ) {
         reached.clear();
+        // Every comparison reads a feature below the layout's `n_features` (`new`
+        // indexes `column_of` by it): each row holds it.
+        assert_eq!(
+            rows.n_features, self.n_features,
+            "rows of the layout's width"
+        );
         let tree = self.tree_starts[t]..self.tree_starts[t + 1];
-        let (nodes, general) = (&self.row_nodes[tree.clone()], &self.nodes[tree]);
-        let n_lanes = WALK_LANES.min(starts.len());
+        let (nodes, general) = (&self.byte_nodes[tree.clone()], &self.nodes[tree]);
+        let bytes_of = |r: u32| T::as_bytes(rows.row(r as usize)).expect("rows of bytes");
         let mut node = [0u32; WALK_LANES];
-        let mut row_of = [u32::MAX; WALK_LANES];
-        let mut values: [&[T]; WALK_LANES] = [&[]; WALK_LANES];
-        for lane in 0..n_lanes {
+        let mut row_of = [0u32; WALK_LANES];
+        let mut values = [std::ptr::null::<u8>(); WALK_LANES];
+        let mut n_busy = WALK_LANES.min(starts.len());
+        for lane in 0..n_busy {
             (node[lane], row_of[lane]) = starts[lane];
-            values[lane] = rows.row(row_of[lane] as usize);
+            values[lane] = bytes_of(row_of[lane]).as_ptr();
         }
-        let mut next = n_lanes;
-        let mut busy = n_lanes;
-        while busy > 0 {
-            for lane in 0..n_lanes {
-                if row_of[lane] == u32::MAX {
-                    continue; // no rows left for this lane
-                }
+        let mut next = n_busy;
+        while n_busy > 0 {
+            let mut lane = 0;
+            while lane < n_busy {
                 let id = node[lane];
-                let at = nodes[id as usize];
-                if at.code & (LEAF | GENERAL) == 0 {
-                    let feature = (at.code & !MISSING_LEFT) as usize;
-                    // The sum `Atom::project` forms for a one-term atom.
-                    let value = 0.0 + at.weight * values[lane][feature].to_f32();
-                    let left = goes_left(value, at.threshold, at.code & MISSING_LEFT != 0);
-                    node[lane] = if left { id + 1 } else { at.right };
-                } else if at.code & LEAF != 0 {
+                // SAFETY: walks start at the root and follow the tree's links, which
+                // `ScoringTrees::new` checked lie within the tree.
+                let at = unsafe { *nodes.get_unchecked(id as usize) };
+                if at.feature < BYTE_GENERAL {
+                    // SAFETY: `values[lane]` is a row of `self.n_features` bytes (see
+                    // the assertion above), and `at.feature` is below that.
+                    let byte = unsafe { *values[lane].add(usize::from(at.feature)) };
+                    node[lane] = at.child(id, byte);
+                    lane += 1;
+                } else if at.feature == BYTE_LEAF {
                     reached.push((id, at.right, row_of[lane]));
                     if let Some(&start) = starts.get(next) {
                         (node[lane], row_of[lane]) = start;
-                        values[lane] = rows.row(row_of[lane] as usize);
+                        values[lane] = bytes_of(row_of[lane]).as_ptr();
                         next += 1;
+                        lane += 1;
                     } else {
-                        row_of[lane] = u32::MAX;
-                        busy -= 1;
+                        // The last busy lane takes this one's place.
+                        n_busy -= 1;
+                        node[lane] = node[n_busy];
+                        row_of[lane] = row_of[n_busy];
+                        values[lane] = values[n_busy];
                     }
                 } else {
-                    node[lane] = self.child(&general[id as usize], id, values[lane]);
+                    node[lane] = self.child(&general[id as usize], id, bytes_of(row_of[lane]));
+                    lane += 1;
                 }
             }
         }
@@ -168,6 +200,7 @@ impl ScoringTrees {
                 feature,
                 weight,
                 missing_left,
+                ..
             } => {
                 let value = 0.0 + weight * row[feature as usize].to_f32();
                 (value, threshold, right, missing_left)
@@ -179,6 +212,7 @@ impl ScoringTrees {
                 terms_len,
                 missing_left,
                 missing,
+                ..
             } => {
                 let (columns, weights) = self.terms(terms_start, terms_len);
                 let cell = |column: u32| row[self.features[column as usize] as usize].to_f32();
@@ -206,6 +240,54 @@ impl ScoringTrees {
             id + 1
         } else {
             right
+        }
+    }
+}
+
+/// Sends each of `starts` (a node of a tree and a row) down the tree to its leaf,
+/// writing (leaf, slot, row) into `reached` in the order rows arrive. `row(r)` is row
+/// `r`'s values; `step(id, values)` is the child a row of `values` goes to from node
+/// `id`, or the slot of `id` if it is a leaf. Several rows descend together, a level
+/// at a time, so that the memory reads of one overlap with those of the others; a
+/// lane whose row reaches its leaf takes the next at once. Callers visit the leaves
+/// afterwards, so that what a visit reads does not stall the walks.
+#[inline(always)]
+fn leaves_of_rows<'r, V: 'r + ?Sized>(
+    starts: &[(u32, u32)],
+    reached: &mut Vec<(u32, u32, u32)>,
+    row: impl Fn(u32) -> &'r V,
+    step: impl Fn(u32, &'r V) -> Result<u32, u32>,
+) {
+    reached.clear();
+    let n_lanes = WALK_LANES.min(starts.len());
+    let mut node = [0u32; WALK_LANES];
+    let mut row_of = [u32::MAX; WALK_LANES];
+    let mut values: [Option<&V>; WALK_LANES] = [None; WALK_LANES];
+    for lane in 0..n_lanes {
+        (node[lane], row_of[lane]) = starts[lane];
+        values[lane] = Some(row(row_of[lane]));
+    }
+    let mut next = n_lanes;
+    let mut busy = n_lanes;
+    while busy > 0 {
+        for lane in 0..n_lanes {
+            let Some(lane_values) = values[lane] else {
+                continue; // no rows left for this lane
+            };
+            match step(node[lane], lane_values) {
+                Ok(child) => node[lane] = child,
+                Err(slot) => {
+                    reached.push((node[lane], slot, row_of[lane]));
+                    if let Some(&start) = starts.get(next) {
+                        (node[lane], row_of[lane]) = start;
+                        values[lane] = Some(row(row_of[lane]));
+                        next += 1;
+                    } else {
+                        values[lane] = None;
+                        busy -= 1;
+                    }
+                }
+            }
         }
     }
 }

@@ -7,7 +7,8 @@
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 
-use super::lanes::{has_avx2, left_rows_fastest, Mask, BLOCK};
+use super::bytes::walk_as_bytes;
+use super::lanes::{has_avx2, left_rows_fastest, left_rows_whole, BlockCell, Mask, BLOCK};
 use super::layout::{PooledAtom, ScoringNode, ScoringTrees, Walk};
 use crate::atoms::MissingCells;
 use crate::data::{Feature, Rows};
@@ -52,22 +53,57 @@ impl ScoringTrees {
     /// Calls `visit` for each leaf of trees `trees` that rows of `rows` reach. Each
     /// row meets the trees in order, so that what a row accumulates is summed in the
     /// order of a walk of the trees one by one. Stops early once `cancel` is set,
-    /// between trees.
+    /// between trees. Rows of byte values are walked as bytes ([`walk_as_bytes`]).
     pub(crate) fn visit_leaves<T: Feature>(
+        &self,
+        trees: Range<usize>,
+        rows: &Rows<'_, T>,
+        cancel: &AtomicBool,
+        visit: impl FnMut(LeafRows),
+    ) {
+        let mut visit = Some(visit);
+        let mut walk_bytes = |bytes: &Rows<'_, u8>| {
+            let visit = visit.take().expect("one walk");
+            self.visit_leaves_of(trees.clone(), bytes, cancel, visit)
+        };
+        if T::MAX_WHOLE.is_some() || !walk_as_bytes(rows, &mut walk_bytes) {
+            let visit = visit.take().expect("one walk");
+            self.visit_leaves_of(trees, rows, cancel, visit)
+        }
+    }
+
+    /// [`ScoringTrees::visit_leaves`] for rows as they are.
+    fn visit_leaves_of<T: Feature>(
+        &self,
+        trees: Range<usize>,
+        rows: &Rows<'_, T>,
+        cancel: &AtomicBool,
+        visit: impl FnMut(LeafRows),
+    ) {
+        if rows.n_samples < FEWEST_BLOCK_ROWS || self.walk == Walk::RowByRow {
+            self.walk_rows(trees, rows, cancel, visit)
+        } else if T::MAX_WHOLE.is_some() {
+            // Rows of bytes (`u8`, the one such type) keep bytes in their blocks.
+            self.walk_blocks::<T, u8>(trees, rows, cancel, visit)
+        } else {
+            self.walk_blocks::<T, f32>(trees, rows, cancel, visit)
+        }
+    }
+
+    /// [`ScoringTrees::visit_leaves`] by sending blocks of rows, transposed into
+    /// cells `C`, down the trees as bit masks.
+    fn walk_blocks<T: Feature, C: BlockCell>(
         &self,
         trees: Range<usize>,
         rows: &Rows<'_, T>,
         cancel: &AtomicBool,
         mut visit: impl FnMut(LeafRows),
     ) {
-        if rows.n_samples < FEWEST_BLOCK_ROWS || self.walk == Walk::RowByRow {
-            return self.walk_rows(trees, rows, cancel, visit);
-        }
         let n_blocks = rows.n_samples.div_ceil(BLOCK);
         let block_len = self.features.len() * BLOCK;
         let tree_major = self.walk == Walk::TreeMajor;
         let mut block = Block {
-            columns: vec![0.0; if tree_major { n_blocks } else { 1 } * block_len],
+            columns: vec![C::default(); if tree_major { n_blocks } else { 1 } * block_len],
             stack: Vec::with_capacity(self.max_depth + 1),
             lone: Vec::with_capacity(BLOCK),
             reached: Vec::with_capacity(BLOCK),
@@ -114,10 +150,10 @@ impl ScoringTrees {
 }
 
 /// The scratch of one thread: its blocks' features and the nodes still to visit.
-struct Block {
+struct Block<C> {
     /// Feature column `c` of row `r` of block `b` at `(b * n_columns + c) * BLOCK +
-    /// r`, as the engine compares it ([`Feature::to_f32`]).
-    columns: Vec<f32>,
+    /// r`, as the engine compares it ([`BlockCell::to_f32`]).
+    columns: Vec<C>,
     /// Nodes reached and not yet visited, with the rows that reach them.
     stack: Vec<(u32, Mask)>,
     /// Nodes reached by so few rows of the block that they go on alone, with the row.
@@ -131,8 +167,8 @@ struct Block {
 /// Copies the `features` of rows `first_row..first_row + n_rows` into `columns`, one
 /// block's; the rows of the block past `n_rows` keep what they held (no mask names
 /// them).
-fn transpose<T: Feature>(
-    columns: &mut [f32],
+fn transpose<T: Feature, C: BlockCell>(
+    columns: &mut [C],
     features: &[u32],
     rows: &Rows<'_, T>,
     first_row: usize,
@@ -141,12 +177,12 @@ fn transpose<T: Feature>(
     for r in 0..n_rows {
         let row = rows.row(first_row + r);
         for (column, &feature) in columns.chunks_exact_mut(BLOCK).zip(features) {
-            column[r] = row[feature as usize].to_f32();
+            column[r] = C::of(row[feature as usize]);
         }
     }
 }
 
-impl Block {
+impl<C: BlockCell> Block<C> {
     /// Sends the rows of `all` of the block whose columns are `block` down tree `t`,
     /// calling `visit` at each leaf reached, leaves in the order of their ids.
     #[allow(clippy::too_many_arguments)]
@@ -166,71 +202,89 @@ impl Block {
         self.stack.push((0, all));
         self.lone.clear();
         while let Some((id, rows)) = self.stack.pop() {
-            let (right, threshold, terms, weights, missing_left, missing) =
-                match &nodes[id as usize] {
-                    &ScoringNode::Leaf { slot } => {
-                        visit(LeafRows {
-                            tree: t,
-                            node: id,
-                            slot,
-                            first_row,
-                            rows,
-                        });
-                        continue;
+            let (right, threshold, terms, weights, missing_left, missing) = match &nodes
+                [id as usize]
+            {
+                &ScoringNode::Leaf { slot } => {
+                    visit(LeafRows {
+                        tree: t,
+                        node: id,
+                        slot,
+                        first_row,
+                        rows,
+                    });
+                    continue;
+                }
+                _ if rows.count_ones() <= FEWEST_MASKED_ROWS => {
+                    let mut rows = rows;
+                    while rows != 0 {
+                        self.lone.push((id, rows.trailing_zeros()));
+                        rows &= rows - 1;
                     }
-                    _ if rows.count_ones() <= FEWEST_MASKED_ROWS => {
-                        let mut rows = rows;
-                        while rows != 0 {
-                            self.lone.push((id, rows.trailing_zeros()));
-                            rows &= rows - 1;
-                        }
-                        continue;
+                    continue;
+                }
+                &ScoringNode::SplitPooled {
+                    right,
+                    threshold,
+                    pooled,
+                    missing_left,
+                } => {
+                    let atom = &layout.pooled[pooled as usize];
+                    let mut left: Mask = 0;
+                    let mut pending = rows;
+                    while pending != 0 {
+                        let r = pending.trailing_zeros() as usize;
+                        let value = atom.project(rows_of_x.row(first_row + r));
+                        left |= Mask::from(goes_left(value, threshold, missing_left)) << r;
+                        pending &= pending - 1;
                     }
-                    &ScoringNode::SplitPooled {
-                        right,
-                        threshold,
-                        pooled,
-                        missing_left,
-                    } => {
-                        let atom = &layout.pooled[pooled as usize];
-                        let mut left: Mask = 0;
-                        let mut pending = rows;
-                        while pending != 0 {
-                            let r = pending.trailing_zeros() as usize;
-                            let value = atom.project(rows_of_x.row(first_row + r));
-                            left |= Mask::from(goes_left(value, threshold, missing_left)) << r;
-                            pending &= pending - 1;
-                        }
+                    push_children(&mut self.stack, id, right, rows, left);
+                    continue;
+                }
+                &ScoringNode::Split {
+                    right,
+                    threshold,
+                    terms_start,
+                    terms_len,
+                    missing_left,
+                    missing,
+                    whole,
+                } => {
+                    let (terms, weights) = layout.terms(terms_start, terms_len);
+                    if let (Some(limit), Some(bytes)) = (whole, C::as_bytes(columns)) {
+                        let weights = layout.whole_weights(terms_start, terms_len);
+                        let left = left_rows_whole(bytes, self.avx2, terms, weights, limit, rows);
                         push_children(&mut self.stack, id, right, rows, left);
                         continue;
                     }
-                    &ScoringNode::Split {
-                        right,
-                        threshold,
-                        terms_start,
-                        terms_len,
-                        missing_left,
-                        missing,
-                    } => {
-                        let (terms, weights) = layout.terms(terms_start, terms_len);
-                        (right, threshold, terms, weights, missing_left, missing)
+                    (right, threshold, terms, weights, missing_left, missing)
+                }
+                ScoringNode::SplitOnFeature {
+                    right,
+                    threshold,
+                    feature,
+                    weight,
+                    missing_left,
+                    whole,
+                } => {
+                    let column = std::slice::from_ref(&layout.column_of[*feature as usize]);
+                    if let (Some(limit), Some(bytes)) = (*whole, C::as_bytes(columns)) {
+                        let weights = [*weight as i16];
+                        let left = left_rows_whole(bytes, self.avx2, column, &weights, limit, rows);
+                        push_children(&mut self.stack, id, *right, rows, left);
+                        continue;
                     }
-                    ScoringNode::SplitOnFeature {
-                        right,
-                        threshold,
-                        feature,
-                        weight,
-                        missing_left,
-                    } => (
+                    (
                         *right,
                         *threshold,
-                        std::slice::from_ref(&layout.column_of[*feature as usize]),
+                        column,
                         std::slice::from_ref(weight),
                         *missing_left,
                         // One cell: missing under either rule.
                         MissingCells::AnyCellMissing,
-                    ),
-                };
+                    )
+                }
+            };
             let left = left_rows_fastest(
                 columns,
                 self.avx2,
@@ -245,6 +299,7 @@ impl Block {
         }
         let values = BlockValues {
             columns,
+            bytes: C::as_bytes(columns),
             layout,
             rows: rows_of_x,
             first_row,
@@ -278,18 +333,20 @@ fn push_children(stack: &mut Vec<(u32, Mask)>, id: u32, right: u32, rows: Mask, 
 
 /// A block's transposed columns, and X's rows for what no column holds; a row is its
 /// lane in the block.
-struct BlockValues<'c, 'l, 'r, 'x, T: Clone> {
-    columns: &'c [f32],
+struct BlockValues<'c, 'l, 'r, 'x, C, T: Clone> {
+    columns: &'c [C],
+    /// `columns` as bytes, if they are.
+    bytes: Option<&'c [u8]>,
     layout: &'l ScoringTrees,
     rows: &'r Rows<'x, T>,
     first_row: usize,
 }
 
-impl<T: Feature> BlockValues<'_, '_, '_, '_, T> {
+impl<C: BlockCell, T: Feature> BlockValues<'_, '_, '_, '_, C, T> {
     /// Row `r`'s value in term column `column`.
     #[inline(always)]
     fn term(&self, r: u32, column: u32) -> f32 {
-        self.columns[column as usize * BLOCK + r as usize]
+        self.columns[column as usize * BLOCK + r as usize].to_f32()
     }
 
     /// Row `r`'s value of `feature`.
@@ -312,11 +369,11 @@ impl<T: Feature> BlockValues<'_, '_, '_, '_, T> {
 /// leaf takes the next at once. Callers visit the leaves afterwards, so that what a
 /// visit reads does not stall the walks.
 #[inline]
-fn walk_lanes<T: Feature>(
+fn walk_lanes<C: BlockCell, T: Feature>(
     layout: &ScoringTrees,
     nodes: &[ScoringNode],
     starts: &[(u32, u32)],
-    values: &BlockValues<'_, '_, '_, '_, T>,
+    values: &BlockValues<'_, '_, '_, '_, C, T>,
     reached: &mut Vec<(u32, u32, u32)>,
 ) {
     reached.clear();
@@ -339,6 +396,7 @@ fn walk_lanes<T: Feature>(
                     feature,
                     weight,
                     missing_left,
+                    ..
                 } => {
                     // The sum `Atom::project` forms for a one-term atom.
                     let sum = 0.0 + weight * values.feature(r, feature);
@@ -351,8 +409,23 @@ fn walk_lanes<T: Feature>(
                     terms_len,
                     missing_left,
                     missing,
+                    whole,
                 } => {
                     let (terms, weights) = layout.terms(terms_start, terms_len);
+                    if let (Some(limit), Some(bytes)) = (whole, values.bytes) {
+                        let weights = layout.whole_weights(terms_start, terms_len);
+                        let mut sum = 0i32;
+                        for (&column, &weight) in terms.iter().zip(weights) {
+                            let byte = bytes[column as usize * BLOCK + r as usize];
+                            sum += i32::from(weight) * i32::from(byte);
+                        }
+                        lane.0 = if sum <= i32::from(limit) {
+                            id + 1
+                        } else {
+                            right
+                        };
+                        continue;
+                    }
                     // Term by term from 0, as `Atom::project` sums.
                     let mut sum = 0.0f32;
                     for (&column, &weight) in terms.iter().zip(weights) {

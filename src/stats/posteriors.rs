@@ -77,7 +77,7 @@ impl Forest {
         let flat = out
             .as_slice_mut()
             .expect("a new array is in standard layout");
-        let layout = self.scoring_layout();
+        let scoring = self.scoring();
         let workers = Workers::for_rows(n_threads, n_samples)?;
         workers.install(|threads| {
             let trees = first_tree..first_tree + n_trees;
@@ -92,27 +92,30 @@ impl Forest {
                 threads,
                 never,
                 |first, rows, out| {
-                    layout.visit_leaves(0..n_trees, rows, never, |leaf| {
-                        if leaf.slot == NO_VOTE {
-                            return;
-                        }
-                        let offset = leaf.slot as usize;
-                        leaf.for_each_row(|row| {
-                            if in_bag.holds(leaf.tree, first + row) {
+                    scoring
+                        .layout
+                        .visit_leaves(0..n_trees, rows, never, |leaf| {
+                            if leaf.slot == NO_VOTE {
                                 return;
                             }
-                            let target = &mut out[row * row_width + leaf.tree * width..][..width];
-                            match self.trees()[leaf.tree].leaves() {
-                                Leaves::Classes { distributions, .. } => target
-                                    .iter_mut()
-                                    .zip(&distributions[offset..][..width])
-                                    .for_each(|(t, &v)| *t = v.into()),
-                                Leaves::Values { means, .. } => {
-                                    target.copy_from_slice(&means[offset..][..width])
+                            let offset = scoring.offset(leaf.slot);
+                            leaf.for_each_row(|row| {
+                                if in_bag.holds(leaf.tree, first + row) {
+                                    return;
                                 }
-                            }
+                                let target =
+                                    &mut out[row * row_width + leaf.tree * width..][..width];
+                                match self.trees()[leaf.tree].leaves() {
+                                    Leaves::Classes { distributions, .. } => target
+                                        .iter_mut()
+                                        .zip(&distributions[offset..][..width])
+                                        .for_each(|(t, &v)| *t = v.into()),
+                                    Leaves::Values { means, .. } => {
+                                        target.copy_from_slice(&means[offset..][..width])
+                                    }
+                                }
+                            });
                         });
-                    });
                 },
             )
         })?;

@@ -12,7 +12,13 @@ import pandas as pd
 import pytest
 
 from conftest import make_blobs_data
-from morf_rs import ManifoldObliqueForestClassifier, RandomForestClassifier, _validation
+from morf_rs import (
+    ManifoldObliqueForestClassifier,
+    ManifoldObliqueGradientBoostingClassifier,
+    RandomForestClassifier,
+    SparseObliqueForestClassifier,
+    _validation,
+)
 from morf_rs._validation import validate_X_scoring
 
 
@@ -57,6 +63,42 @@ def test_every_dtype_and_layout_scores_as_float32(forest_class, pixels):
             getattr(forest, method)(flags),
             getattr(forest, method)(flags.astype(np.float32)),
         )
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RandomForestClassifier(n_estimators=3, random_state=0),
+        RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
+        SparseObliqueForestClassifier(n_estimators=3, random_state=0),
+        ManifoldObliqueForestClassifier(
+            n_estimators=3, image_shape=(4, 4), patch_max=(2, 3), random_state=0
+        ),
+        ManifoldObliqueGradientBoostingClassifier(
+            n_estimators=5, image_shape=(4, 4), early_stopping=False, random_state=0
+        ),
+    ],
+    ids=["rf", "shallow-rf", "sporf", "morf", "boosted"],
+)
+def test_rows_of_pixels_score_as_bytes_and_as_floats_alike(estimator):
+    # Rows whose values are all whole numbers in 0..=255 are walked as bytes, a chunk
+    # of rows (16 at least) at a time; a chunk holding any other value as floats.
+    # Every eighth row nudged off the whole numbers sends every chunk the float way:
+    # the other rows must reach the same leaves and scores either way.
+    X, y = pixel_data(3000)
+    estimator.fit(X, y)
+    X32 = X.astype(np.float32)
+    nudged = X32.copy()
+    nudged[::8, 5] += 0.25
+    kept = np.arange(len(X)) % 8 != 0
+    for method in ("apply", "predict_proba"):
+        for n_jobs in (1, 2):
+            estimator.set_params(n_jobs=n_jobs)
+            as_bytes = getattr(estimator, method)(X32)
+            as_floats = getattr(estimator, method)(nudged)
+            np.testing.assert_array_equal(
+                as_bytes[kept], as_floats[kept], err_msg=method
+            )
 
 
 class RecordingEngine:
