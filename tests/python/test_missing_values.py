@@ -4,7 +4,9 @@ send them to the larger child where none were seen at training."""
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.ensemble import RandomForestClassifier as SklearnForest
+from sklearn.utils.fixes import parse_version
 
 from morf_rs import (
     ManifoldObliqueForestClassifier,
@@ -66,6 +68,11 @@ def assert_same_trees(ours, theirs, X_seen, X_new):
         )
 
 
+@pytest.mark.skipif(
+    parse_version(sklearn.__version__) < parse_version("1.8"),
+    reason="scikit-learn before 1.8 splits some nodes with missing values otherwise "
+    "(sample counts one apart); the trees are compared with 1.8's",
+)
 @pytest.mark.parametrize("missing", [0.05, 0.2, 0.4])
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 @pytest.mark.parametrize("min_samples_leaf", [1, 5])
