@@ -1,10 +1,12 @@
 //! Out-of-bag predictions: each row scored by exactly the trees whose sample left it
 //! out, as a reference built tree by tree from the public API.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use morf_rs::rng::Rng;
 use morf_rs::{
     AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, MaxSamples, MorfError,
-    Targets,
+    ScoreOptions, Targets,
 };
 use ndarray::Array2;
 
@@ -105,7 +107,9 @@ fn oob_predictions_are_the_mean_of_the_trees_that_left_each_row_out() {
         let forest =
             Forest::fit_with(&params, x.view(), targets, None, all, &FitControl::new()).unwrap();
         let (expected, expected_votes) = reference(&forest, &params, &x);
-        let oob = forest.oob_predict(&params, x.view(), 1).unwrap();
+        let oob = forest
+            .oob_predict(&params, x.view(), &ScoreOptions::default())
+            .unwrap();
         assert_eq!(oob.n_votes, expected_votes, "{params:?}");
         assert!(
             oob.n_votes.iter().any(|&v| v > 0) && oob.n_votes.iter().all(|&v| v < 15),
@@ -113,8 +117,41 @@ fn oob_predictions_are_the_mean_of_the_trees_that_left_each_row_out() {
         );
         assert_eq!(oob.predictions, expected, "{params:?}");
         // Rows are summed tree by tree whatever the threads: the same bits.
-        assert_eq!(forest.oob_predict(&params, x.view(), 2).unwrap(), oob);
+        assert_eq!(
+            forest
+                .oob_predict(&params, x.view(), &ScoreOptions::new().with_threads(2))
+                .unwrap(),
+            oob
+        );
     }
+}
+
+#[test]
+fn a_set_cancel_flag_stops_out_of_bag_scoring() {
+    let (x, labels, _) = data(150);
+    let params = ForestParams {
+        n_estimators: 15,
+        ..ForestParams::default()
+    };
+    let forest = Forest::fit(&params, x.view(), &labels, 3, None).unwrap();
+    let cancel = AtomicBool::new(true);
+    let stoppable = ScoreOptions::new().with_cancel(&cancel);
+    assert_eq!(
+        forest.oob_predict(&params, x.view(), &stoppable),
+        Err(MorfError::Cancelled)
+    );
+    assert_eq!(
+        forest.oob_tree_posteriors(&params, x.view(), 0, &stoppable),
+        Err(MorfError::Cancelled)
+    );
+    cancel.store(false, Ordering::Relaxed);
+    let oob = forest.oob_predict(&params, x.view(), &stoppable).unwrap();
+    assert_eq!(
+        oob,
+        forest
+            .oob_predict(&params, x.view(), &ScoreOptions::default())
+            .unwrap()
+    );
 }
 
 #[test]
@@ -153,13 +190,13 @@ fn oob_needs_the_parameters_and_the_data_of_the_fit() {
         ..params.clone()
     };
     let message = forest
-        .oob_predict(&more_trees, x.view(), 1)
+        .oob_predict(&more_trees, x.view(), &ScoreOptions::default())
         .unwrap_err()
         .to_string();
     assert!(message.contains("forest holds 5"), "{message}");
     let narrow = x.slice(ndarray::s![.., ..9]).to_owned();
     assert!(matches!(
-        forest.oob_predict(&params, narrow.view(), 1),
+        forest.oob_predict(&params, narrow.view(), &ScoreOptions::default()),
         Err(MorfError::ShapeMismatch { .. })
     ));
 }

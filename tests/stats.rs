@@ -3,7 +3,9 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::stats::{coleman_test, Metric, Truth};
-use morf_rs::{AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, Targets};
+use morf_rs::{
+    AtomKind, Criterion, FitControl, Forest, ForestParams, HonestPrior, ScoreOptions, Targets,
+};
 use ndarray::{s, Array1, Array2, Array3, Axis};
 
 /// Two classes, and as values the class plus noise, from 8 noisy features.
@@ -58,7 +60,9 @@ fn each_tree_scores_exactly_the_rows_its_sample_left_out() {
     let (x, _, _) = data(120);
     for params in kinds() {
         let forest = fit(&params, &x, 0..params.n_estimators);
-        let posteriors = forest.oob_tree_posteriors(&params, x.view(), 0, 1).unwrap();
+        let posteriors = forest
+            .oob_tree_posteriors(&params, x.view(), 0, &ScoreOptions::default())
+            .unwrap();
         assert_eq!(posteriors.dim(), (12, 120, 2));
         let mut abstained = 0;
         for (t, tree) in forest.trees().iter().enumerate() {
@@ -88,7 +92,9 @@ fn each_tree_scores_exactly_the_rows_its_sample_left_out() {
         assert!(posteriors.iter().any(|v| !v.is_nan()));
         assert!(abstained < 120 * 12 / 4, "{abstained}");
         // Their mean, NaN left out, is the forest's out-of-bag prediction.
-        let oob = forest.oob_predict(&params, x.view(), 1).unwrap();
+        let oob = forest
+            .oob_predict(&params, x.view(), &ScoreOptions::default())
+            .unwrap();
         for row in 0..120 {
             let scored: Vec<usize> = (0..12)
                 .filter(|&t| !posteriors[[t, row, 0]].is_nan())
@@ -102,7 +108,9 @@ fn each_tree_scores_exactly_the_rows_its_sample_left_out() {
                 assert_eq!(sum / scored.len() as f64, oob.predictions[[row, k]]);
             }
         }
-        let threaded = forest.oob_tree_posteriors(&params, x.view(), 0, 2).unwrap();
+        let threaded = forest
+            .oob_tree_posteriors(&params, x.view(), 0, &ScoreOptions::new().with_threads(2))
+            .unwrap();
         assert!(same_bits(&threaded, &posteriors));
     }
 }
@@ -116,14 +124,14 @@ fn a_range_of_trees_knows_its_samples() {
     let (x, _, _) = data(100);
     let params = &kinds()[1];
     let whole = fit(params, &x, 0..12)
-        .oob_tree_posteriors(params, x.view(), 0, 1)
+        .oob_tree_posteriors(params, x.view(), 0, &ScoreOptions::default())
         .unwrap();
     let part = fit(params, &x, 5..9)
-        .oob_tree_posteriors(params, x.view(), 5, 1)
+        .oob_tree_posteriors(params, x.view(), 5, &ScoreOptions::default())
         .unwrap();
     assert!(same_bits(&part, &whole.slice(s![5..9, .., ..]).to_owned()));
     let error = fit(params, &x, 5..9)
-        .oob_tree_posteriors(params, x.view(), 9, 1)
+        .oob_tree_posteriors(params, x.view(), 9, &ScoreOptions::default())
         .unwrap_err();
     assert!(error.to_string().contains("first_tree"), "{error}");
 }
@@ -138,7 +146,7 @@ fn two_forests(n: usize) -> (Array1<u32>, Array3<f64>, Array3<f64>) {
         ..ForestParams::default()
     };
     let original = fit(&params, &x, 0..20)
-        .oob_tree_posteriors(&params, x.view(), 0, 1)
+        .oob_tree_posteriors(&params, x.view(), 0, &ScoreOptions::default())
         .unwrap();
     let mut permuted_x = x.clone();
     let mut rows: Vec<usize> = (0..n).collect();
@@ -151,7 +159,7 @@ fn two_forests(n: usize) -> (Array1<u32>, Array3<f64>, Array3<f64>) {
         ..params
     };
     let permuted = fit(&params, &permuted_x, 0..20)
-        .oob_tree_posteriors(&params, permuted_x.view(), 0, 1)
+        .oob_tree_posteriors(&params, permuted_x.view(), 0, &ScoreOptions::default())
         .unwrap();
     (Array1::from(labels), original, permuted)
 }

@@ -1,4 +1,4 @@
-//! Out-of-bag estimates: each training row scored by the trees that never saw it.
+//! Out-of-bag estimates: each training row scored by the trees that cancel saw it.
 
 use ndarray::{Array2, ArrayView2};
 
@@ -7,11 +7,10 @@ use super::params::ForestParams;
 use super::Forest;
 use crate::data::Feature;
 use crate::error::{invalid, MorfError, Result};
-use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, score_row_chunks};
-use crate::runtime::workers::Workers;
+use crate::runtime::ScoreOptions;
 
-/// What the trees that never saw a training row predict for it.
+/// What the trees that cancel saw a training row predict for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutOfBag {
     /// Per row, the mean of the out-of-bag trees' leaf values (class distributions or
@@ -27,18 +26,18 @@ impl Forest {
     /// on it (all `params.n_estimators` trees, in order, as [`Forest::fit_with`] on
     /// consecutive ranges and [`Forest::merge`] give them): each row is scored by the
     /// trees whose sample ([`ForestParams::tree_sample_counts`]) left it out, so by
-    /// the trees neither grown nor filled (honest trees) with it. Rows are scored in
-    /// parallel on `n_threads` threads (0: every core), each summing its trees in
-    /// tree order, so the result is the same for any number of threads.
+    /// the trees neither grown nor filled (honest trees) with it. Rows are scored as
+    /// `options` say (threads, cancellation), each summing its trees in tree order, so
+    /// the result is the same for any number of threads.
     ///
     /// ```
     /// use ndarray::array;
-    /// use morf_rs::{Forest, ForestParams};
+    /// use morf_rs::{Forest, ForestParams, ScoreOptions};
     ///
     /// let x = array![[0.0f32], [1.0], [2.0], [3.0], [4.0], [5.0]];
     /// let params = ForestParams { n_estimators: 20, ..ForestParams::default() };
     /// let forest = Forest::fit(&params, x.view(), &[0, 0, 0, 1, 1, 1], 2, None)?;
-    /// let oob = forest.oob_predict(&params, x.view(), 1)?;
+    /// let oob = forest.oob_predict(&params, x.view(), &ScoreOptions::default())?;
     /// assert_eq!(oob.predictions.dim(), (6, 2));
     /// assert!(oob.n_votes.iter().all(|&votes| votes < 20));
     /// # Ok::<(), morf_rs::MorfError>(())
@@ -47,7 +46,7 @@ impl Forest {
         &self,
         params: &ForestParams,
         x: ArrayView2<'_, T>,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<OutOfBag> {
         params.validate()?;
         if self.trees.len() != params.n_estimators {
@@ -76,11 +75,10 @@ impl Forest {
         let flat = out
             .as_slice_mut()
             .expect("a new array is in standard layout");
-        let workers = Workers::for_rows(n_threads, n_samples)?;
-        workers.install(|threads| {
+        options.install(n_samples, |threads| {
             let trees = 0..self.trees.len();
             let in_bag = InBag::new(params, n_samples, n_estimation, trees, threads);
-            let never = &NEVER_CANCELLED;
+            let cancel = options.cancel_flag();
             score_row_chunks(
                 self.n_features,
                 x,
@@ -88,11 +86,11 @@ impl Forest {
                 width + 1,
                 self.chunk_rows(),
                 threads,
-                never,
+                cancel,
                 |first, rows, out| {
                     let mut sums = vec![0.0; rows.n_samples * width];
                     let seen = |t: usize, row: usize| in_bag.holds(t, first + row);
-                    let votes = self.sum_leaves(rows, &mut sums, never, seen);
+                    let votes = self.sum_leaves(rows, &mut sums, cancel, seen);
                     for ((row_out, row_sums), &count) in out
                         .chunks_exact_mut(width + 1)
                         .zip(sums.chunks_exact(width))
@@ -107,7 +105,7 @@ impl Forest {
                     }
                 },
             )
-        })?;
+        })??;
         let n_votes = out.column(width).iter().map(|&c| c as u32).collect();
         let predictions = out.slice_move(ndarray::s![.., ..width]).to_owned();
         Ok(OutOfBag {

@@ -207,7 +207,7 @@ impl PyForest {
                 py,
                 view.nrows(),
                 n_threads,
-                |_| { self.forest.oob_predict(&params, view, n_threads) }
+                |options| { self.forest.oob_predict(&params, view, options) }
             ))?;
             Ok((
                 oob.predictions.into_pyarray(py),

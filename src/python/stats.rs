@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::forest::PyForest;
-use super::{guarded, parse_params, value_error, Samples};
+use super::{guarded, parse_params, score_rows, value_error, Samples};
 use crate::stats::{Metric, Truth};
 
 /// The targets a metric scores: class indices (1-D uint32) or values (2-D float64).
@@ -53,9 +53,14 @@ fn oob_tree_posteriors<'py>(
         let params = parse_params(params)?;
         let samples = Samples::borrow(x)?;
         let forest = &forest.forest;
-        let posteriors = with_view!(samples, |view| py
-            .detach(|| { forest.oob_tree_posteriors(&params, view, first_tree, n_threads) }))
-        .map_err(value_error)?;
+        let n_trees = forest.trees().len();
+        let posteriors = with_view!(samples, |view| score_rows(
+            py,
+            view.nrows(),
+            n_trees,
+            n_threads,
+            |options| forest.oob_tree_posteriors(&params, view, first_tree, options)
+        ))?;
         Ok(posteriors.into_pyarray(py))
     })
 }

@@ -7,9 +7,8 @@ use crate::data::Feature;
 use crate::error::{invalid, MorfError, Result};
 use crate::forest::bag::{sampling_sizes, InBag};
 use crate::forest::NO_VOTE;
-use crate::runtime::control::NEVER_CANCELLED;
 use crate::runtime::rows::{new_output, score_row_chunks};
-use crate::runtime::workers::Workers;
+use crate::runtime::ScoreOptions;
 use crate::{Forest, ForestParams, Leaves};
 
 impl Forest {
@@ -22,17 +21,18 @@ impl Forest {
     /// `x` is the training set; the forest holds trees `first_tree..` of the forest
     /// `params` grow on it (all of them from 0, or a range grown by
     /// [`Forest::fit_with`]), so that each tree's sample is known. The mean over the
-    /// trees, NaN left out, is [`Forest::oob_predict`]'s. Rows are scored in parallel
-    /// on `n_threads` threads (0: every core); the result is the same for any number.
+    /// trees, NaN left out, is [`Forest::oob_predict`]'s. Rows are scored as `options`
+    /// say (threads, cancellation); the result is the same for any number of threads.
     ///
     /// ```
     /// use ndarray::array;
-    /// use morf_rs::{Forest, ForestParams};
+    /// use morf_rs::{Forest, ForestParams, ScoreOptions};
     ///
     /// let x = array![[0.0f32], [1.0], [2.0], [3.0], [4.0], [5.0]];
     /// let params = ForestParams { n_estimators: 20, ..ForestParams::default() };
     /// let forest = Forest::fit(&params, x.view(), &[0, 0, 0, 1, 1, 1], 2, None)?;
-    /// let posteriors = forest.oob_tree_posteriors(&params, x.view(), 0, 1)?;
+    /// let options = ScoreOptions::default();
+    /// let posteriors = forest.oob_tree_posteriors(&params, x.view(), 0, &options)?;
     /// assert_eq!(posteriors.dim(), (20, 6, 2));
     /// let counts = params.tree_sample_counts(6, 0)?;
     /// for (row, &count) in counts.iter().enumerate() {
@@ -45,7 +45,7 @@ impl Forest {
         params: &ForestParams,
         x: ArrayView2<'_, T>,
         first_tree: usize,
-        n_threads: usize,
+        options: &ScoreOptions<'_>,
     ) -> Result<Array3<f64>> {
         params.validate()?;
         let n_trees = self.trees().len();
@@ -78,11 +78,10 @@ impl Forest {
             .as_slice_mut()
             .expect("a new array is in standard layout");
         let scoring = self.scoring();
-        let workers = Workers::for_rows(n_threads, n_samples)?;
-        workers.install(|threads| {
+        options.install(n_samples, |threads| {
             let trees = first_tree..first_tree + n_trees;
             let in_bag = InBag::new(params, n_samples, n_estimation, trees, threads);
-            let never = &NEVER_CANCELLED;
+            let cancel = options.cancel_flag();
             score_row_chunks(
                 self.n_features(),
                 x,
@@ -90,11 +89,11 @@ impl Forest {
                 row_width,
                 self.chunk_rows(),
                 threads,
-                never,
+                cancel,
                 |first, rows, out| {
                     scoring
                         .layout
-                        .visit_leaves(0..n_trees, rows, never, |leaf| {
+                        .visit_leaves(0..n_trees, rows, cancel, |leaf| {
                             if leaf.slot == NO_VOTE {
                                 return;
                             }
@@ -118,7 +117,7 @@ impl Forest {
                         });
                 },
             )
-        })?;
+        })??;
         let by_row = out
             .into_shape_with_order((n_samples, n_trees, width))
             .expect("rows of trees of values");
