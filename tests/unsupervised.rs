@@ -135,3 +135,33 @@ fn missing_values_and_bad_settings_are_refused_with_their_name() {
     let empty = Array2::<f32>::zeros((0, 4));
     assert!(UnsupervisedForest::fit(&defaults, empty.view()).is_err());
 }
+
+#[test]
+fn fast_bic_takes_whole_x_as_rounded_and_float_x_as_measured() {
+    // One feature: 70 rows spread over 10..=19 and a block of 30 rows at 20 above them.
+    let mut rng = Rng::new(3, 0);
+    let whole = Array2::from_shape_fn((100, 1), |(i, _)| match i {
+        0..30 => 20.0,
+        _ => 10.0 + rng.below(10) as f32,
+    });
+    let params = UnsupervisedParams {
+        n_estimators: 1,
+        criterion: ClusteringCriterion::FastBic,
+        max_depth: Some(1),
+        ..UnsupervisedParams::default()
+    };
+    // The rows that share the root's side with the block.
+    let with_the_block = |x: &Array2<f32>| {
+        let forest = UnsupervisedForest::fit(&params, x.view()).unwrap();
+        let leaves = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
+        (0..100)
+            .filter(|&i| leaves[[i, 0]] == leaves[[0, 0]])
+            .count()
+    };
+    // Whole values are known to a rounding error: the block has that spread, and
+    // keeps neighbours.
+    assert!(with_the_block(&whole) > 30);
+    // The same values a quarter up are not whole: taken as exact, the block has no
+    // spread, and is cut off alone.
+    assert_eq!(with_the_block(&(&whole + 0.25)), 30);
+}

@@ -88,11 +88,18 @@ impl UnsupervisedForest {
             whole_range,
             Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
         );
+        // Whole X is taken as rounded to whole numbers, and so are its projections:
+        // whole on whole weights, known no finer on others.
+        let fast_bic = if whole_range.is_some() {
+            FastBic::whole_valued()
+        } else {
+            FastBic::new()
+        };
         let trees = with_threads(params.n_threads, || match (params.criterion, byte_valued) {
             (ClusteringCriterion::TwoMeans, false) => job.grow_trees(&TwoMeans, &rows),
-            (ClusteringCriterion::FastBic, false) => job.grow_trees(&FastBic, &rows),
+            (ClusteringCriterion::FastBic, false) => job.grow_trees(&fast_bic, &rows),
             (ClusteringCriterion::TwoMeans, true) => job.grow_trees(&TwoMeans, &rows.to_bytes()),
-            (ClusteringCriterion::FastBic, true) => job.grow_trees(&FastBic, &rows.to_bytes()),
+            (ClusteringCriterion::FastBic, true) => job.grow_trees(&fast_bic, &rows.to_bytes()),
         })?;
         let task = Task::Regression { n_outputs: 1 };
         Ok(UnsupervisedForest {

@@ -38,13 +38,14 @@ def _twomeans_cost(left, right):
     return ((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum()
 
 
-def _fastbic_cost(left, right):
+def _fastbic_cost(left, right, rounding=0.0):
     """treeple's Fast-BIC ranking of a split (see morf_rs.FastBic in the Rust
-    docs), the values taken about the node's mean, written from its definition."""
+    docs), the values taken about the node's mean, of rounding variance
+    ``rounding``, written from its definition."""
     values = np.concatenate([left, right])
     n = len(values)
     variance = values.var()
-    eps = 1e-7 * variance
+    eps = max(1e-7 * variance, 2 * np.pi * rounding)
 
     def bic(side, var):
         k = len(side)
@@ -81,6 +82,23 @@ def test_the_split_is_the_least_cost_by_a_direct_numpy_computation(criterion, co
     expected_left = x <= (values[best - 1] + values[best]) / 2
     chosen_left = leaves == leaves[np.argmin(x)]
     np.testing.assert_array_equal(chosen_left, expected_left)
+
+
+@pytest.mark.parametrize(("shift", "rounding"), [(0.0, 1 / 12), (0.25, 0.0)])
+def test_fastbic_takes_whole_x_as_rounded_and_float_x_as_measured(shift, rounding):
+    # A block of 30 equal values above 70 spread ones; a quarter up, not whole.
+    rng = np.random.default_rng(2)
+    x = np.concatenate([np.full(30, 20.0), 10.0 + rng.integers(0, 10, 70)]) + shift
+    x = x.astype(np.float32)
+    leaves = _stump("fastbic").fit(x[:, None]).apply(x[:, None])[:, 0]
+    values = np.sort(x.astype(np.float64))
+    thresholds = [k for k in range(1, len(values)) if values[k - 1] < values[k]]
+    costs = [_fastbic_cost(values[:k], values[k:], rounding) for k in thresholds]
+    best = thresholds[int(np.argmin(costs))]
+    expected_block_side = x > (values[best - 1] + values[best]) / 2
+    np.testing.assert_array_equal(leaves == leaves[0], expected_block_side)
+    # Measured, the block has no spread and is cut off alone; rounded, it is not.
+    assert (expected_block_side.sum() == 30) == (rounding == 0.0)
 
 
 @pytest.mark.parametrize("cls", CLASSES)

@@ -191,8 +191,28 @@ impl AtomCosts for TwoMeans {
 /// X: the values are taken about the node's mean (treeple uses their raw second moment
 /// as the node's variance), and `eps`, which keeps a side of equal values from an
 /// infinite likelihood, is `1e-7` times the node's variance (treeple adds `1e-7`).
+///
+/// Values recorded as whole numbers are known only to their rounding: a side of equal
+/// whole values is not a cluster of no spread, yet with `eps` alone its likelihood is
+/// so large that cutting off a block of equal values (sparse oblique combinations of
+/// a few pixels are often all 0) wins, and trees grow as chains of small leaves.
+/// [`FastBic::whole_valued`] takes the values as rounded to whole numbers, an error
+/// uniform over a unit step, of variance `1/12`, and adds that to every variance:
+/// `eps = 2 pi / 12` unless `1e-7` times the node's variance is larger. The values
+/// cannot resolve a smaller spread, so no side is credited with less; above it the
+/// ranking is treeple's. Projections of whole X on whole weights are whole numbers of
+/// this rounding; on other weights they are known no finer. Rounding each feature of
+/// X instead (Sheppard's correction, `sum(w^2) / 12` for `w . x`) assumes independent
+/// errors in neighbouring pixels, and clustered digits no better (ARI 0.747 against
+/// 0.758 for sparse oblique atoms, 0.727 against 0.737 for MORF patches, two seeds)
+/// and Fashion-MNIST alike. Measured values keep `eps` alone ([`FastBic::new`], the
+/// `Default`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FastBic;
+pub struct FastBic {
+    /// The rounding variance of the values: `1/12` for whole numbers, 0 for measured
+    /// (float) values.
+    rounding_variance: f64,
+}
 
 /// What Fast-BIC's thresholds of one atom share.
 #[derive(Debug, Clone, Copy)]
@@ -208,6 +228,25 @@ pub(crate) struct FastBicTerms {
 impl FastBic {
     /// Variance floor relative to the node's variance.
     const RELATIVE_EPS: f64 = 1e-7;
+
+    /// The rounding variance of a whole number: that of an error uniform over a unit
+    /// step.
+    const WHOLE_ROUNDING_VARIANCE: f64 = 1.0 / 12.0;
+
+    /// Fast-BIC of values measured as floats: no rounding is assumed.
+    pub const fn new() -> Self {
+        FastBic {
+            rounding_variance: 0.0,
+        }
+    }
+
+    /// Fast-BIC of values recorded as whole numbers (projections of pixels, counts):
+    /// each carries a rounding variance of `1/12`.
+    pub const fn whole_valued() -> Self {
+        FastBic {
+            rounding_variance: Self::WHOLE_ROUNDING_VARIANCE,
+        }
+    }
 
     /// `BIC_j(v)` of a side of weight `weight` from `ln(n_j / N)` and `ln(2 pi v + eps)`.
     #[inline(always)]
@@ -232,8 +271,11 @@ impl AtomCosts for FastBic {
 
     fn atom_terms(&self, node: &Moments) -> FastBicTerms {
         let variance = node.squared_deviations() / node.weight;
-        // A constant node is never split; any positive floor serves.
-        let eps = (Self::RELATIVE_EPS * variance).max(f64::MIN_POSITIVE);
+        // A constant node is never split; any positive floor serves. Measured values
+        // add no rounding (`max` with 0 leaves the floor as it was).
+        let eps = (Self::RELATIVE_EPS * variance)
+            .max(f64::MIN_POSITIVE)
+            .max(std::f64::consts::TAU * self.rounding_variance);
         FastBicTerms {
             weight: node.weight,
             eps,

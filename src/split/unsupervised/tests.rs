@@ -43,7 +43,10 @@ fn bimodal() -> Vec<f32> {
 #[test]
 fn both_criteria_split_a_bimodal_sample_between_its_modes() {
     let column = bimodal();
-    for split in [split_of(TwoMeans, &column), split_of(FastBic, &column)] {
+    for split in [
+        split_of(TwoMeans, &column),
+        split_of(FastBic::new(), &column),
+    ] {
         let threshold = split.unwrap().threshold;
         assert!(threshold > 1.0 && threshold < 9.0, "threshold {threshold}");
     }
@@ -87,15 +90,15 @@ fn a_constant_feature_has_no_split() {
 }
 
 /// The Fast-BIC children's cost of the split of `column` at `threshold`, from its
-/// definition.
-fn fast_bic_directly(column: &[f64], threshold: f64) -> f64 {
+/// definition, for values of rounding variance `rounding`.
+fn fast_bic_directly(column: &[f64], threshold: f64, rounding: f64) -> f64 {
     let n = column.len() as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let variance = |v: &[f64]| {
         let m = mean(v);
         v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64
     };
-    let eps = 1e-7 * variance(column);
+    let eps = (1e-7 * variance(column)).max(std::f64::consts::TAU * rounding);
     let (left, right): (Vec<f64>, Vec<f64>) = column.iter().partition(|&&x| x <= threshold);
     let bic = |side: &[f64], var: f64| {
         let k = side.len() as f64;
@@ -113,29 +116,55 @@ fn fast_bic_directly(column: &[f64], threshold: f64) -> f64 {
 
 #[test]
 fn fast_bic_matches_its_definition_at_the_split_it_chooses() {
-    // Fractional values, sorted; then whole ones, counted by value.
+    // Fractional values, sorted; then whole ones, counted by value, taken as measured
+    // and as rounded (a rounding variance of 1/12).
     let whole: Vec<f32> = bimodal().iter().map(|v| (v * 4.0).round()).collect();
-    for column in [bimodal(), whole] {
-        fast_bic_split_matches_its_definition(&column);
-    }
+    fast_bic_split_matches_its_definition(FastBic::new(), &bimodal(), 0.0);
+    fast_bic_split_matches_its_definition(FastBic::new(), &whole, 0.0);
+    fast_bic_split_matches_its_definition(FastBic::whole_valued(), &whole, 1.0 / 12.0);
 }
 
-fn fast_bic_split_matches_its_definition(column: &[f32]) {
-    let split = split_of(FastBic, column).unwrap();
+fn fast_bic_split_matches_its_definition(criterion: FastBic, column: &[f32], rounding: f64) {
+    let split = split_of(criterion, column).unwrap();
     let values: Vec<f64> = column.iter().map(|&v| v as f64).collect();
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     let variance = values.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
-    let node = n * n * (std::f64::consts::TAU * variance + 1e-7 * variance).ln();
-    let expected = node - fast_bic_directly(&values, split.threshold as f64);
+    let eps = (1e-7 * variance).max(std::f64::consts::TAU * rounding);
+    let node = n * n * (std::f64::consts::TAU * variance + eps).ln();
+    let directly = |threshold: f64| fast_bic_directly(&values, threshold, rounding);
+    let expected = node - directly(split.threshold as f64);
     assert!((split.impurity_decrease - expected).abs() < 1e-8 * expected.abs());
     // And no other threshold costs less.
     let mut sorted = values.clone();
     sorted.sort_by(f64::total_cmp);
-    let chosen = fast_bic_directly(&values, split.threshold as f64);
+    let chosen = directly(split.threshold as f64);
     for pair in sorted.windows(2).filter(|p| p[0] < p[1]) {
-        assert!(fast_bic_directly(&values, (pair[0] + pair[1]) / 2.0) >= chosen - 1e-9);
+        assert!(directly((pair[0] + pair[1]) / 2.0) >= chosen - 1e-9);
     }
+}
+
+/// 70 whole values spread over 10..=19, and a block of 30 equal to 20 above them (as
+/// a sparse combination of pixels is often 0, its largest value on negative weights).
+fn a_spread_and_a_block_of_equal_values_above_it() -> Vec<f32> {
+    let mut rng = Rng::new(3, 0);
+    (0..100)
+        .map(|i| match i {
+            0..30 => 20.0,
+            _ => 10.0 + rng.below(10) as f32,
+        })
+        .collect()
+}
+
+#[test]
+fn whole_valued_fast_bic_does_not_cut_off_a_block_of_equal_values() {
+    let column = a_spread_and_a_block_of_equal_values_above_it();
+    // Taken as exact, the block has no spread: cutting it off wins.
+    let exact = split_of(FastBic::new(), &column).unwrap();
+    assert_eq!(exact.threshold, 19.5);
+    // Taken as rounded, it has the spread of rounding, and stays with its neighbours.
+    let rounded = split_of(FastBic::whole_valued(), &column).unwrap();
+    assert!(rounded.threshold < 19.0, "threshold {}", rounded.threshold);
 }
 
 /// A node of `n` samples of whole values in `0..span`, whole weights 1 to 3.
@@ -204,8 +233,10 @@ fn counted_and_sorted_scans_of_whole_values_choose_the_same_split_bit_for_bit() 
         let bits = |best: Best| best.map(|(d, c)| (d.to_bits(), c.threshold.to_bits()));
         let (sorted, counted) = sorted_and_counted(&TwoMeans, &values, &weights, min_leaf);
         assert_eq!(bits(sorted), bits(counted), "two-means, seed {seed}");
-        let (sorted, counted) = sorted_and_counted(&FastBic, &values, &weights, min_leaf);
-        assert_eq!(bits(sorted), bits(counted), "fast-BIC, seed {seed}");
+        for fast_bic in [FastBic::new(), FastBic::whole_valued()] {
+            let (sorted, counted) = sorted_and_counted(&fast_bic, &values, &weights, min_leaf);
+            assert_eq!(bits(sorted), bits(counted), "{fast_bic:?}, seed {seed}");
+        }
     }
 }
 
@@ -218,7 +249,10 @@ fn whole_values_split_where_their_fractional_copies_do() {
     let shifted: Vec<f32> = whole.iter().map(|v| v + 0.25).collect();
     for (a, b) in [
         (split_of(TwoMeans, &whole), split_of(TwoMeans, &shifted)),
-        (split_of(FastBic, &whole), split_of(FastBic, &shifted)),
+        (
+            split_of(FastBic::new(), &whole),
+            split_of(FastBic::new(), &shifted),
+        ),
     ] {
         let (a, b) = (a.unwrap(), b.unwrap());
         assert_eq!(a.threshold + 0.25, b.threshold);
@@ -255,9 +289,16 @@ fn the_public_costs_give_the_decrease_split_search_finds() {
         split.impurity_decrease,
         public_decrease(TwoMeans, &column, split.threshold),
     );
-    let split = split_of(FastBic, &column).unwrap();
+    let split = split_of(FastBic::new(), &column).unwrap();
     close(
         split.impurity_decrease,
-        public_decrease(FastBic, &column, split.threshold),
+        public_decrease(FastBic::new(), &column, split.threshold),
+    );
+    // Whole values, taken as rounded.
+    let whole: Vec<f32> = column.iter().map(|v| (v * 4.0).round()).collect();
+    let split = split_of(FastBic::whole_valued(), &whole).unwrap();
+    close(
+        split.impurity_decrease,
+        public_decrease(FastBic::whole_valued(), &whole, split.threshold),
     );
 }
