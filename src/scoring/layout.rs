@@ -114,6 +114,8 @@ pub struct ScoringTrees {
     /// are walked row by row.
     pub(super) byte_nodes: Vec<ByteNode>,
     pub(super) term_columns: Vec<u32>,
+    /// The terms' features, as walks of rows read them.
+    pub(super) term_features: Vec<u32>,
     pub(super) term_weights: Vec<f32>,
     /// `term_weights` as whole numbers, where a split has a [`whole_limit`].
     pub(super) term_whole_weights: Vec<i16>,
@@ -183,6 +185,7 @@ impl ScoringTrees {
             row_nodes: Vec::new(),
             byte_nodes: Vec::new(),
             term_columns: Vec::new(),
+            term_features: Vec::new(),
             term_weights: Vec::new(),
             term_whole_weights: Vec::new(),
             pooled: Vec::new(),
@@ -221,6 +224,7 @@ impl ScoringTrees {
                                 layout
                                     .term_columns
                                     .extend(indices.iter().map(|&f| column_of[f as usize]));
+                                layout.term_features.extend_from_slice(indices);
                                 layout.term_weights.extend_from_slice(weights);
                                 // Whole weights as `whole_limit` takes them; 0 for others.
                                 let whole = weights.iter().map(|&w| w as i16);
@@ -296,6 +300,16 @@ impl ScoringTrees {
     pub(super) fn terms(&self, start: u32, len: u32) -> (&[u32], &[f32]) {
         let range = start as usize..(start + len) as usize;
         (&self.term_columns[range.clone()], &self.term_weights[range])
+    }
+
+    /// The (features, weights) of the terms `start..start + len`.
+    #[inline(always)]
+    pub(super) fn feature_terms(&self, start: u32, len: u32) -> (&[u32], &[f32]) {
+        let range = start as usize..(start + len) as usize;
+        (
+            &self.term_features[range.clone()],
+            &self.term_weights[range],
+        )
     }
 
     /// The weights of the terms `start..start + len` as whole numbers (meaningful

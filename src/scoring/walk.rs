@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::bytes::walk_as_bytes;
 use super::lanes::{has_avx2, left_rows_fastest, left_rows_whole, BlockCell, Mask, BLOCK};
-use super::layout::{PooledAtom, ScoringNode, ScoringTrees, Walk};
+use super::layout::{ScoringNode, ScoringTrees, Walk};
+use super::row_walk::select_child;
 use crate::atoms::MissingCells;
 use crate::data::{Feature, Rows};
 use crate::runtime::control::is_cancelled;
@@ -297,14 +298,14 @@ impl<C: BlockCell> Block<C> {
             );
             push_children(&mut self.stack, id, right, rows, left);
         }
-        let values = BlockValues {
-            columns,
-            bytes: C::as_bytes(columns),
+        walk_lanes(
             layout,
-            rows: rows_of_x,
+            nodes,
+            &self.lone,
+            rows_of_x,
             first_row,
-        };
-        walk_lanes(layout, nodes, &self.lone, &values, &mut self.reached);
+            &mut self.reached,
+        );
         for &(node, slot, r) in &self.reached {
             visit(LeafRows {
                 tree: t,
@@ -331,123 +332,48 @@ fn push_children(stack: &mut Vec<(u32, Mask)>, id: u32, right: u32, rows: Mask, 
     }
 }
 
-/// A block's transposed columns, and X's rows for what no column holds; a row is its
-/// lane in the block.
-struct BlockValues<'c, 'l, 'r, 'x, C, T: Clone> {
-    columns: &'c [C],
-    /// `columns` as bytes, if they are.
-    bytes: Option<&'c [u8]>,
-    layout: &'l ScoringTrees,
-    rows: &'r Rows<'x, T>,
-    first_row: usize,
-}
-
-impl<C: BlockCell, T: Feature> BlockValues<'_, '_, '_, '_, C, T> {
-    /// Row `r`'s value in term column `column`.
-    #[inline(always)]
-    fn term(&self, r: u32, column: u32) -> f32 {
-        self.columns[column as usize * BLOCK + r as usize].to_f32()
-    }
-
-    /// Row `r`'s value of `feature`.
-    #[inline(always)]
-    fn feature(&self, r: u32, feature: u32) -> f32 {
-        self.term(r, self.layout.column_of[feature as usize])
-    }
-
-    /// Row `r`'s pooled value on `atom`.
-    #[inline]
-    fn pooled(&self, r: u32, atom: &PooledAtom) -> f32 {
-        atom.project(self.rows.row(self.first_row + r as usize))
-    }
-}
-
-/// Sends each of `starts` (a node and a row) down `nodes` to its leaf, writing
-/// (leaf, slot, row) into `reached` in the order rows arrive, reading the rows' values
-/// from `values`. Several rows descend together, a level at a time, so that the
-/// memory reads of one overlap with those of the others; a lane whose row reaches its
-/// leaf takes the next at once. Callers visit the leaves afterwards, so that what a
-/// visit reads does not stall the walks.
+/// Sends each of `starts` (a node and a row `r` of the block) down `nodes` to its
+/// leaf, writing (leaf, slot, row) into `reached` in the order rows arrive, reading
+/// row `r`'s values from row `first_row + r` of `rows`: a lone row's terms lie in a
+/// few cache lines of its own row, which its next splits read again, where in the
+/// block's columns each term is a line of its own. Several rows descend together, a
+/// level at a time, so that the memory reads of one overlap with those of the
+/// others; a lane whose row reaches its leaf takes the next at once. Callers visit
+/// the leaves afterwards, so that what a visit reads does not stall the walks.
 #[inline]
-fn walk_lanes<C: BlockCell, T: Feature>(
+fn walk_lanes<T: Feature>(
     layout: &ScoringTrees,
     nodes: &[ScoringNode],
     starts: &[(u32, u32)],
-    values: &BlockValues<'_, '_, '_, '_, C, T>,
+    rows: &Rows<'_, T>,
+    first_row: usize,
     reached: &mut Vec<(u32, u32, u32)>,
 ) {
     reached.clear();
-    // Per lane: its node and its row.
+    let row = |r: u32| rows.row(first_row + r as usize);
+    // Per lane: its node, its row and the row's values.
     let mut lanes = [(0u32, u32::MAX); LONE_ROW_LANES];
+    let mut values: [&[T]; LONE_ROW_LANES] = [&[]; LONE_ROW_LANES];
     let n_lanes = LONE_ROW_LANES.min(starts.len());
-    lanes[..n_lanes].copy_from_slice(&starts[..n_lanes]);
+    for lane in 0..n_lanes {
+        lanes[lane] = starts[lane];
+        values[lane] = row(starts[lane].1);
+    }
     let mut next = n_lanes;
     let mut busy = n_lanes;
     while busy > 0 {
-        for lane in &mut lanes[..n_lanes] {
+        for (lane, lane_values) in lanes[..n_lanes].iter_mut().zip(&mut values) {
             let (id, r) = *lane;
             if r == u32::MAX {
                 continue; // no rows left for this lane
             }
-            let (value, threshold, right, missing_left) = match nodes[id as usize] {
-                ScoringNode::SplitOnFeature {
-                    right,
-                    threshold,
-                    feature,
-                    weight,
-                    missing_left,
-                    ..
-                } => {
-                    // The sum `Atom::project` forms for a one-term atom.
-                    let sum = 0.0 + weight * values.feature(r, feature);
-                    (sum, threshold, right, missing_left)
-                }
-                ScoringNode::Split {
-                    right,
-                    threshold,
-                    terms_start,
-                    terms_len,
-                    missing_left,
-                    missing,
-                    whole,
-                } => {
-                    let (terms, weights) = layout.terms(terms_start, terms_len);
-                    if let (Some(limit), Some(bytes)) = (whole, values.bytes) {
-                        let weights = layout.whole_weights(terms_start, terms_len);
-                        let mut sum = 0i32;
-                        for (&column, &weight) in terms.iter().zip(weights) {
-                            let byte = bytes[column as usize * BLOCK + r as usize];
-                            sum += i32::from(weight) * i32::from(byte);
-                        }
-                        lane.0 = if sum <= i32::from(limit) {
-                            id + 1
-                        } else {
-                            right
-                        };
-                        continue;
-                    }
-                    // Term by term from 0, as `Atom::project` sums.
-                    let mut sum = 0.0f32;
-                    for (&column, &weight) in terms.iter().zip(weights) {
-                        sum += weight * values.term(r, column);
-                    }
-                    let terms = weights.iter().zip(terms);
-                    let sum = missing.resolve(sum, terms.map(|(&w, &c)| (w, values.term(r, c))));
-                    (sum, threshold, right, missing_left)
-                }
-                ScoringNode::SplitPooled {
-                    right,
-                    threshold,
-                    pooled,
-                    missing_left,
-                } => {
-                    let value = values.pooled(r, &layout.pooled[pooled as usize]);
-                    (value, threshold, right, missing_left)
-                }
-                ScoringNode::Leaf { slot } => {
+            let node = &nodes[id as usize];
+            lane.0 = match (*node, T::as_bytes(lane_values)) {
+                (ScoringNode::Leaf { slot }, _) => {
                     reached.push((id, slot, r));
                     if let Some(&start) = starts.get(next) {
                         *lane = start;
+                        *lane_values = row(start.1);
                         next += 1;
                     } else {
                         lane.1 = u32::MAX;
@@ -455,11 +381,25 @@ fn walk_lanes<C: BlockCell, T: Feature>(
                     }
                     continue;
                 }
-            };
-            lane.0 = if goes_left(value, threshold, missing_left) {
-                id + 1
-            } else {
-                right
+                (
+                    ScoringNode::Split {
+                        right,
+                        terms_start,
+                        terms_len,
+                        whole: Some(limit),
+                        ..
+                    },
+                    Some(bytes),
+                ) => {
+                    let (features, _) = layout.feature_terms(terms_start, terms_len);
+                    let weights = layout.whole_weights(terms_start, terms_len);
+                    let mut sum = 0i32;
+                    for (&feature, &weight) in features.iter().zip(weights) {
+                        sum += i32::from(weight) * i32::from(bytes[feature as usize]);
+                    }
+                    select_child(sum <= i32::from(limit), id, right)
+                }
+                _ => layout.child(node, id, lane_values),
             };
         }
     }
