@@ -172,15 +172,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
                 if whole_entries
                     && span * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
                 {
-                    scan.scan_whole_counts(
-                        values,
-                        low,
-                        span,
-                        atom,
-                        table,
-                        &mut scratch.left,
-                        &mut best,
-                    );
+                    scan.scan_whole_counts(values, low, span, atom, table, &mut best);
                     continue;
                 }
                 if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
