@@ -20,6 +20,8 @@ pub(super) struct ValueTable {
     /// (`NodeScan::scan_whole_counts`).
     pub(super) whole_sums: Vec<u32>,
     pub(super) whole_weights: Vec<u32>,
+    /// Per node sample, its whole weight (`counts_exactly`).
+    pub(super) whole_amounts: Vec<u32>,
     /// Per entry, the sums of each side of a boundary (`NodeScan::scan_whole_counts`).
     pub(super) whole_left: Vec<u64>,
     pub(super) whole_right: Vec<u64>,

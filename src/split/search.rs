@@ -144,7 +144,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     // size, or put in order by counting sort where they span few values per sample.
     // Missing values are not whole: X with them is always sorted.
     let table_entries = |span: usize| span * (table_width(criterion) + 1) * TABLE_COPIES;
-    let whole_entries = counts_exactly(criterion, node);
+    let whole_entries = counts_exactly::<C>(node, &mut scratch.by_value.whole_amounts);
     let values = &mut scratch.values;
     scratch
         .projector

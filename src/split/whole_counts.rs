@@ -17,22 +17,26 @@ use super::search::SplitCandidate;
 const MAX_EXACT_WEIGHT: f64 = (1u64 << 26) as f64;
 
 /// Whether [`NodeScan::scan_whole_counts`] may scan `node`: the criterion's terms are
-/// squares, each sample's entries sum to its weight (so a value's weight is the sum of
-/// its entries), and every entry of the node is a whole number, the node weighing at
-/// most [`MAX_EXACT_WEIGHT`].
-pub(super) fn counts_exactly<C: SplitCriterion>(criterion: &C, node: &NodeTargets) -> bool {
+/// squares, each sample's one entry is its class, of its weight, and every weight of
+/// the node is a whole number, the node weighing at most [`MAX_EXACT_WEIGHT`]. Where it
+/// may, `amounts` holds the weights as `u32`, converted once for all the node's atoms.
+pub(super) fn counts_exactly<C: SplitCriterion>(
+    node: &NodeTargets,
+    amounts: &mut Vec<u32>,
+) -> bool {
     // Adding and taking away 2^52 rounds a non-negative f64 below it to a whole number.
     const ROUNDING: f64 = (1u64 << 52) as f64;
-    let exact = C::SQUARED_TERMS && C::ENTRIES_SUM_TO_WEIGHT && node.weight <= MAX_EXACT_WEIGHT;
+    let exact = C::SQUARED_TERMS && C::CLASS_ENTRIES && node.weight <= MAX_EXACT_WEIGHT;
     if !exact {
         return false;
     }
     let mut whole = true;
-    for position in 0..node.weights.len() {
-        criterion.entries(node, position, |_, amount| {
-            whole &= amount >= 0.0 && (amount + ROUNDING) - ROUNDING == amount;
-        });
-    }
+    amounts.clear();
+    amounts.extend(node.weights.iter().map(|&weight| {
+        whole &= weight >= 0.0 && (weight + ROUNDING) - ROUNDING == weight;
+        // At most 2^26 where whole: exact.
+        weight as u32
+    }));
     whole
 }
 
@@ -67,7 +71,8 @@ impl WholeSides<'_> {
 
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// For projections (in node order) that are whole numbers in `low..low + span`, on
-    /// a node that [`counts_exactly`]: sums each value's entries and weight in `u32`,
+    /// a node that [`counts_exactly`] (its weights in `table.whole_amounts`): sums each
+    /// value's class weights and weight in `u32`,
     /// then scans the boundaries between present values in ascending order, as
     /// [`NodeScan::scan_sorted`] would, with the same costs.
     pub(super) fn scan_whole_counts(
@@ -90,15 +95,15 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let weights = &mut table.whole_weights;
         weights.clear();
         weights.resize(span, 0);
-        for (position, &offset) in table.offsets.iter().enumerate() {
-            let row = &mut sums[offset as usize * n_entries..][..n_entries];
-            let weight = &mut weights[offset as usize];
-            // Whole and at most 2^26 (`counts_exactly`): the conversion is exact, and
-            // the entries sum to the weight.
-            criterion.entries(node, position, |entry, amount| {
-                row[entry] += amount as u32;
-                *weight += amount as u32;
-            });
+        // Each sample's one entry, its class, of its whole weight (`counts_exactly`).
+        let samples = table
+            .offsets
+            .iter()
+            .zip(&node.classes)
+            .zip(&table.whole_amounts);
+        for ((&offset, &class), &amount) in samples {
+            sums[offset as usize * n_entries + class as usize] += amount;
+            weights[offset as usize] += amount;
         }
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when its weight (a positive whole) is.
@@ -196,6 +201,7 @@ mod tests {
         let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let span = (high - low) as usize + 1;
         let (table, keys) = (&mut ValueTable::default(), &mut Vec::new());
+        assert!(counts_exactly::<C>(node, &mut table.whole_amounts));
         let (left, right) = (&mut Vec::new(), &mut Vec::new());
         let bits = |best: Option<(f64, SplitCandidate)>| {
             best.map(|(cost, c)| {
@@ -242,7 +248,7 @@ mod tests {
             let mut node = NodeTargets::default();
             let gini = Gini { n_classes };
             gini.gather(&local, &samples, &mut node);
-            prop_assert!(counts_exactly(&gini, &node));
+            prop_assert!(counts_exactly::<Gini>(&node, &mut Vec::new()));
             let min_weight = min_weight_fraction * node.weight;
             let [sorted, counted] = both_scans(&gini, &node, &values, min_leaf, min_weight);
             prop_assert_eq!(sorted, counted);
@@ -260,21 +266,23 @@ mod tests {
         let mut node = NodeTargets::default();
         let gini = Gini { n_classes: 2 };
         gini.gather(&local, &[0, 1, 2], &mut node);
-        assert!(counts_exactly(&gini, &node));
+        let mut amounts = Vec::new();
+        assert!(counts_exactly::<Gini>(&node, &mut amounts));
+        assert_eq!(amounts, [1, 2, 3]);
         let entropy = Entropy { n_classes: 2 };
         entropy.gather(&local, &[0, 1, 2], &mut node);
-        assert!(!counts_exactly(&entropy, &node));
+        assert!(!counts_exactly::<Entropy>(&node, &mut amounts));
         let fractional = LocalSamples {
             weight_of: vec![1.0, 2.5, 3.0],
             ..local.clone()
         };
         gini.gather(&fractional, &[0, 1, 2], &mut node);
-        assert!(!counts_exactly(&gini, &node));
+        assert!(!counts_exactly::<Gini>(&node, &mut amounts));
         let heavy = LocalSamples {
             weight_of: vec![1.0, 2.0, MAX_EXACT_WEIGHT],
             ..local
         };
         gini.gather(&heavy, &[0, 1, 2], &mut node);
-        assert!(!counts_exactly(&gini, &node));
+        assert!(!counts_exactly::<Gini>(&node, &mut amounts));
     }
 }
