@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 WORKLOADS = {
     "booster": ("(a) booster, Fashion-MNIST 20,000 x 20 rounds", ["booster"]),
     "forest": ("(b) MORF forest, Fashion-MNIST 10,000, 100 trees", ["forest"]),
+    "rf": ("(f) RF, Fashion-MNIST 10,000, 100 trees", ["rf"]),
     "seeds": ("(c) MORF forest, 4 seed experiments n = 1,000, 100 trees", ["seeds"]),
     "images": (
         '(d) booster, dictionary="images", Fashion-MNIST 5,000 x 10 rounds',

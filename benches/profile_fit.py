@@ -9,7 +9,8 @@
 benches/boosting.py (31 leaves, 400 atoms a round) on the first 20,000 Fashion-MNIST
 training images, 20 rounds. ``forest``: ManifoldObliqueForestClassifier with the
 papers' Fashion-MNIST settings (benches/compare.py) on the first 10,000 images.
-``seeds``: the papers' MORF on each seed experiment (circle, bars, impulse,
+``rf``: RandomForestClassifier (axis-aligned, ``max_features="sqrt"``) on the same
+images. ``seeds``: the papers' MORF on each seed experiment (circle, bars, impulse,
 multivariate) at n = 1,000. ``images``: the booster with ``dictionary="images"`` (half
 its image atoms pooled) on the first ``--n`` Fashion-MNIST images, scoring all 10,000
 test images; ``signals``: the booster with ``dictionary="signals"`` on MNIST-1D (4,000
@@ -47,6 +48,7 @@ from harness import cpu_clock, machine, output_folder, timed, write_csv  # noqa:
 WORKLOADS = (
     "booster",
     "forest",
+    "rf",
     "seeds",
     "images",
     "images-plain",
@@ -85,6 +87,14 @@ def _papers_forest(patches, trees: int):
         max_features=patches.max_features,
         n_jobs=1,
         random_state=0,
+    )
+
+
+def _random_forest(trees: int):
+    from morf_rs import RandomForestClassifier
+
+    return RandomForestClassifier(
+        n_estimators=trees, max_features="sqrt", n_jobs=1, random_state=0
     )
 
 
@@ -127,12 +137,14 @@ def workloads(
         X_test = load_fashion_mnist("test")[0]
         model = _preset_booster(name, (28, 28), args.rounds)
         return [(model, X[: args.n], y[: args.n], X_test)]
-    if name in ("booster", "forest"):
+    if name in ("booster", "forest", "rf"):
         X, y = load_fashion_mnist("train")
         X_test = load_fashion_mnist("test")[0][:1_000]
         if name == "booster":
             return [(_booster(args.n, args.rounds), X[: args.n], y[: args.n], X_test)]
         n = args.n if args.n != 20_000 else 10_000
+        if name == "rf":
+            return [(_random_forest(args.trees), X[:n], y[:n], X_test)]
         return [(_papers_forest(FASHION_PATCHES, args.trees), X[:n], y[:n], X_test)]
     from morf_rs import datasets
 

@@ -1,8 +1,6 @@
 //! The scan of one atom's whole projections counted by value: each value's sums of
 //! entries (and weights) in a table, then the boundaries between present values in
-//! ascending order, as the sorted scan would take them, without sorting. The
-//! boundaries' scan is shared with the scan of exact integer sums
-//! ([`super::whole_counts`]).
+//! ascending order, as the sorted scan would take them, without sorting.
 
 use super::criterion::SplitCriterion;
 use super::scan::{midpoint, table_width, NodeScan};
@@ -18,8 +16,15 @@ pub(super) struct ValueTable {
     /// start.
     pub(super) counts: Vec<u32>,
     sums: Vec<f64>,
-    /// Per value, the sums of its whole entries (`NodeScan::scan_whole_counts`).
+    /// Per value, the sums of its whole entries and its weight
+    /// (`NodeScan::scan_whole_counts`).
     pub(super) whole_sums: Vec<u32>,
+    pub(super) whole_weights: Vec<u32>,
+    /// Per node sample, its whole weight (`counts_exactly`).
+    pub(super) whole_amounts: Vec<u32>,
+    /// Per entry, the sums of each side of a boundary (`NodeScan::scan_whole_counts`).
+    pub(super) whole_left: Vec<u64>,
+    pub(super) whole_right: Vec<u64>,
 }
 
 /// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
@@ -107,24 +112,23 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
 /// Per-value sums of one atom's whole projections, ascending from `low`: `width` per
 /// value, the entries' sums and then, where entries do not sum to the weight, the
 /// weight; and, where `min_samples_leaf` needs them, the samples per value.
-pub(super) struct ValuesPresent<'a, E> {
-    pub(super) sums: &'a [E],
-    pub(super) width: usize,
-    pub(super) counts: Option<&'a [u32]>,
+struct ValuesPresent<'a> {
+    sums: &'a [f64],
+    width: usize,
+    counts: Option<&'a [u32]>,
     /// The node's samples.
-    pub(super) n_samples: usize,
-    pub(super) low: f32,
+    n_samples: usize,
+    low: f32,
 }
 
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Scans the boundaries between `present` values in ascending order, moving each
     /// value's sums to the left, and offers every split the limits and the criterion
-    /// allow, its children's terms from `side_terms(left, left_weight, right_weight)`:
-    /// the scan both counted paths share, over `f64` or exact `u32` sums.
+    /// allow, its children's terms from `side_terms(left, left_weight, right_weight)`.
     #[inline(always)]
-    pub(super) fn scan_boundaries<E: Copy + Into<f64>>(
+    fn scan_boundaries(
         &self,
-        present: &ValuesPresent<'_, E>,
+        present: &ValuesPresent<'_>,
         atom: usize,
         left: &mut Vec<f64>,
         best: &mut Option<(f64, SplitCandidate)>,
@@ -140,9 +144,9 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let mut previous: Option<usize> = None;
         for (offset, value_sums) in present.sums.chunks_exact(present.width).enumerate() {
             let weight: f64 = if C::ENTRIES_SUM_TO_WEIGHT {
-                value_sums.iter().map(|&s| s.into()).sum()
+                value_sums.iter().sum()
             } else {
-                value_sums[n_entries].into()
+                value_sums[n_entries]
             };
             if weight <= 0.0 {
                 continue;
@@ -168,7 +172,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 }
             }
             for (l, &s) in left.iter_mut().zip(value_sums) {
-                *l += s.into();
+                *l += s;
             }
             left_weight += weight;
             if let Some(counts) = present.counts {

@@ -144,7 +144,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     // size, or put in order by counting sort where they span few values per sample.
     // Missing values are not whole: X with them is always sorted.
     let table_entries = |span: usize| span * (table_width(criterion) + 1) * TABLE_COPIES;
-    let whole_entries = counts_exactly(criterion, node);
+    let whole_entries = counts_exactly::<C>(node, &mut scratch.by_value.whole_amounts);
     let values = &mut scratch.values;
     scratch
         .projector
@@ -172,15 +172,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
                 if whole_entries
                     && span * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
                 {
-                    scan.scan_whole_counts(
-                        values,
-                        low,
-                        span,
-                        atom,
-                        table,
-                        &mut scratch.left,
-                        &mut best,
-                    );
+                    scan.scan_whole_counts(values, low, span, atom, table, &mut best);
                     continue;
                 }
                 if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {

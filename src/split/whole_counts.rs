@@ -3,12 +3,13 @@
 //! bootstrap counts as weights). Per value, each entry's sum is a `u32`, one copy of
 //! the table instead of [`NodeScan::scan_counted`]'s `f64` copies: small enough for
 //! the large nodes whose projections span thousands of values, where it takes the
-//! place of sorting. Every cost it computes is the sorted scan's bit for bit, so it
+//! place of sorting. The sides' sums of squares are kept up to date in integers as
+//! values move left; every cost it computes is the sorted scan's bit for bit, so it
 //! chooses the same split.
 
-use super::counted_scan::{whole_offsets, ValueTable, ValuesPresent};
+use super::counted_scan::{whole_offsets, ValueTable};
 use super::criterion::{NodeTargets, SplitCriterion};
-use super::scan::NodeScan;
+use super::scan::{midpoint, NodeScan};
 use super::search::SplitCandidate;
 
 /// The heaviest node whose whole entries give exact costs: every sum of entries is at
@@ -16,58 +17,64 @@ use super::search::SplitCandidate;
 const MAX_EXACT_WEIGHT: f64 = (1u64 << 26) as f64;
 
 /// Whether [`NodeScan::scan_whole_counts`] may scan `node`: the criterion's terms are
-/// squares, each sample's entries sum to its weight (so a value's weight is the sum of
-/// its entries), and every entry of the node is a whole number, the node weighing at
-/// most [`MAX_EXACT_WEIGHT`].
-pub(super) fn counts_exactly<C: SplitCriterion>(criterion: &C, node: &NodeTargets) -> bool {
+/// squares, each sample's one entry is its class, of its weight, and every weight of
+/// the node is a whole number, the node weighing at most [`MAX_EXACT_WEIGHT`]. Where it
+/// may, `amounts` holds the weights as `u32`, converted once for all the node's atoms.
+pub(super) fn counts_exactly<C: SplitCriterion>(
+    node: &NodeTargets,
+    amounts: &mut Vec<u32>,
+) -> bool {
     // Adding and taking away 2^52 rounds a non-negative f64 below it to a whole number.
     const ROUNDING: f64 = (1u64 << 52) as f64;
-    let exact = C::SQUARED_TERMS && C::ENTRIES_SUM_TO_WEIGHT && node.weight <= MAX_EXACT_WEIGHT;
+    let exact = C::SQUARED_TERMS && C::CLASS_ENTRIES && node.weight <= MAX_EXACT_WEIGHT;
     if !exact {
         return false;
     }
     let mut whole = true;
-    for position in 0..node.weights.len() {
-        criterion.entries(node, position, |_, amount| {
-            whole &= amount >= 0.0 && (amount + ROUNDING) - ROUNDING == amount;
-        });
-    }
+    amounts.clear();
+    amounts.extend(node.weights.iter().map(|&weight| {
+        whole &= weight >= 0.0 && (weight + ROUNDING) - ROUNDING == weight;
+        // At most 2^26 where whole: exact.
+        weight as u32
+    }));
     whole
 }
 
-/// Lanes the sums of terms are split over, so that their additions do not wait on
-/// each other.
-const LANES: usize = 4;
+/// The two sides of a boundary as whole values move left: per entry the sums of each
+/// side, and each side's sum of squared sums (its terms), all exact integers.
+struct WholeSides<'s> {
+    left: &'s mut [u64],
+    right: &'s mut [u64],
+    left_squares: u64,
+    right_squares: u64,
+}
 
-/// The sums of terms of the left side (`left`, of weight `left_weight`) and of the
-/// right (`sums - left`). Every term and partial sum is an exact whole number here
-/// ([`counts_exactly`]), so adding them in lanes gives the sums in order bit for bit.
-#[inline(always)]
-fn exact_terms<C: SplitCriterion>(
-    criterion: &C,
-    left: &[f64],
-    sums: &[f64],
-    left_weight: f64,
-    right_weight: f64,
-) -> (f64, f64) {
-    let mut left_lanes = [0.0f64; LANES];
-    let mut right_lanes = [0.0f64; LANES];
-    for (lefts, sums) in left.chunks(LANES).zip(sums.chunks(LANES)) {
-        for lane in 0..lefts.len() {
-            left_lanes[lane] += criterion.term(lefts[lane], left_weight);
-            right_lanes[lane] += criterion.term(sums[lane] - lefts[lane], right_weight);
+impl WholeSides<'_> {
+    /// Moves a value's sums of entries from the right to the left. A square changes by
+    /// `(s + a)^2 - s^2 = a (2 s + a)`: no sum of squares is worked out again.
+    #[inline(always)]
+    fn move_left(&mut self, value_sums: &[u32]) {
+        for ((left, right), &amount) in self
+            .left
+            .iter_mut()
+            .zip(self.right.iter_mut())
+            .zip(value_sums)
+        {
+            let amount = amount as u64;
+            self.left_squares += amount * (2 * *left + amount);
+            self.right_squares -= amount * (2 * *right - amount);
+            *left += amount;
+            *right -= amount;
         }
     }
-    let total = |lanes: [f64; LANES]| (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-    (total(left_lanes), total(right_lanes))
 }
 
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// For projections (in node order) that are whole numbers in `low..low + span`, on
-    /// a node that [`counts_exactly`]: sums each value's entries in `u32`, then scans
-    /// the boundaries between present values in ascending order, as
+    /// a node that [`counts_exactly`] (its weights in `table.whole_amounts`): sums each
+    /// value's class weights and weight in `u32`,
+    /// then scans the boundaries between present values in ascending order, as
     /// [`NodeScan::scan_sorted`] would, with the same costs.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn scan_whole_counts(
         &self,
         values: &[f32],
@@ -75,7 +82,6 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         span: usize,
         atom: usize,
         table: &mut ValueTable,
-        left: &mut Vec<f64>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
         let criterion = self.criterion;
@@ -85,10 +91,19 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let sums = &mut table.whole_sums;
         sums.clear();
         sums.resize(span * n_entries, 0);
-        for (position, &offset) in table.offsets.iter().enumerate() {
-            let row = &mut sums[offset as usize * n_entries..][..n_entries];
-            // Whole and at most 2^26 (`counts_exactly`): the conversion is exact.
-            criterion.entries(node, position, |entry, amount| row[entry] += amount as u32);
+        // Each value's weight apart, so that absent values are passed over at one read.
+        let weights = &mut table.whole_weights;
+        weights.clear();
+        weights.resize(span, 0);
+        // Each sample's one entry, its class, of its whole weight (`counts_exactly`).
+        let samples = table
+            .offsets
+            .iter()
+            .zip(&node.classes)
+            .zip(&table.whole_amounts);
+        for ((&offset, &class), &amount) in samples {
+            sums[offset as usize * n_entries + class as usize] += amount;
+            weights[offset as usize] += amount;
         }
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when its weight (a positive whole) is.
@@ -102,22 +117,52 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             }
         }
 
-        let present = ValuesPresent {
-            sums: &sums[..],
-            width: n_entries,
-            counts: count_samples.then_some(&counts[..]),
-            n_samples: values.len(),
-            low,
-        };
-        self.scan_boundaries(
-            &present,
-            atom,
+        // Every sum of entries is at most 2^26: the conversions are exact, and so is
+        // every square and sum of squares (below 2^53), as in `f64`.
+        let (left, right) = (&mut table.whole_left, &mut table.whole_right);
+        left.clear();
+        left.resize(n_entries, 0);
+        right.clear();
+        right.extend(node.sums.iter().map(|&sum| sum as u64));
+        let right_squares = right.iter().map(|&sum| sum * sum).sum();
+        let mut sides = WholeSides {
             left,
-            best,
-            |left, left_weight, right_weight| {
-                exact_terms(criterion, left, &node.sums, left_weight, right_weight)
-            },
-        );
+            right,
+            left_squares: 0,
+            right_squares,
+        };
+        let n_samples = values.len();
+        let (mut left_n, mut left_weight) = (0usize, 0u64);
+        let mut previous: Option<usize> = None;
+        for (offset, &weight) in weights.iter().enumerate() {
+            if weight == 0 {
+                continue;
+            }
+            if let Some(below) = previous {
+                if count_samples && n_samples - left_n < self.min_leaf {
+                    break; // the right side only shrinks from here
+                }
+                let left_weight = left_weight as f64;
+                let right_weight = node.weight - left_weight;
+                if (!count_samples || left_n >= self.min_leaf)
+                    && self.heavy_enough(left_weight)
+                    && self.heavy_enough(right_weight)
+                    && criterion.allows_side(node, sides.left.iter().map(|&sum| sum as f64))
+                    && criterion.allows_side(node, sides.right.iter().map(|&sum| sum as f64))
+                {
+                    let children_cost = criterion.cost(left_weight, sides.left_squares as f64)
+                        + criterion.cost(right_weight, sides.right_squares as f64);
+                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, threshold, None, best);
+                }
+            }
+            sides.move_left(&sums[offset * n_entries..][..n_entries]);
+            left_weight += weight as u64;
+            if count_samples {
+                left_n += counts[offset] as usize;
+            }
+            previous = Some(offset);
+        }
     }
 }
 
@@ -156,6 +201,7 @@ mod tests {
         let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let span = (high - low) as usize + 1;
         let (table, keys) = (&mut ValueTable::default(), &mut Vec::new());
+        assert!(counts_exactly::<C>(node, &mut table.whole_amounts));
         let (left, right) = (&mut Vec::new(), &mut Vec::new());
         let bits = |best: Option<(f64, SplitCandidate)>| {
             best.map(|(cost, c)| {
@@ -172,7 +218,7 @@ mod tests {
         sort_whole_values(values, low, span, table, keys);
         scan.scan_sorted::<false>(keys, 3, left, right, &mut sorted);
         let mut counted = None;
-        scan.scan_whole_counts(values, low, span, 3, table, left, &mut counted);
+        scan.scan_whole_counts(values, low, span, 3, table, &mut counted);
         [bits(sorted), bits(counted)]
     }
 
@@ -202,7 +248,7 @@ mod tests {
             let mut node = NodeTargets::default();
             let gini = Gini { n_classes };
             gini.gather(&local, &samples, &mut node);
-            prop_assert!(counts_exactly(&gini, &node));
+            prop_assert!(counts_exactly::<Gini>(&node, &mut Vec::new()));
             let min_weight = min_weight_fraction * node.weight;
             let [sorted, counted] = both_scans(&gini, &node, &values, min_leaf, min_weight);
             prop_assert_eq!(sorted, counted);
@@ -220,21 +266,23 @@ mod tests {
         let mut node = NodeTargets::default();
         let gini = Gini { n_classes: 2 };
         gini.gather(&local, &[0, 1, 2], &mut node);
-        assert!(counts_exactly(&gini, &node));
+        let mut amounts = Vec::new();
+        assert!(counts_exactly::<Gini>(&node, &mut amounts));
+        assert_eq!(amounts, [1, 2, 3]);
         let entropy = Entropy { n_classes: 2 };
         entropy.gather(&local, &[0, 1, 2], &mut node);
-        assert!(!counts_exactly(&entropy, &node));
+        assert!(!counts_exactly::<Entropy>(&node, &mut amounts));
         let fractional = LocalSamples {
             weight_of: vec![1.0, 2.5, 3.0],
             ..local.clone()
         };
         gini.gather(&fractional, &[0, 1, 2], &mut node);
-        assert!(!counts_exactly(&gini, &node));
+        assert!(!counts_exactly::<Gini>(&node, &mut amounts));
         let heavy = LocalSamples {
             weight_of: vec![1.0, 2.0, MAX_EXACT_WEIGHT],
             ..local
         };
         gini.gather(&heavy, &[0, 1, 2], &mut node);
-        assert!(!counts_exactly(&gini, &node));
+        assert!(!counts_exactly::<Gini>(&node, &mut amounts));
     }
 }
