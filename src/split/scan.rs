@@ -81,6 +81,31 @@ struct Sides<'s> {
     n_left: usize,
 }
 
+impl<'a, C: SplitCriterion> NodeScan<'a, C> {
+    /// The scans of `node` under `criterion`, with the node's own sum of terms and cost
+    /// (what every split's children are compared with) worked out once.
+    pub(super) fn new(
+        criterion: &'a C,
+        node: &'a NodeTargets,
+        min_leaf: usize,
+        min_weight: f64,
+    ) -> Self {
+        let terms: f64 = node
+            .sums
+            .iter()
+            .map(|&s| criterion.term(s, node.weight))
+            .sum();
+        NodeScan {
+            criterion,
+            node,
+            terms,
+            cost: criterion.cost(node.weight, terms),
+            min_leaf,
+            min_weight,
+        }
+    }
+}
+
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Whether a side of this weight may be a child.
     #[inline(always)]

@@ -123,19 +123,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     if n < 2 * min_leaf {
         return None;
     }
-    let node_terms: f64 = node
-        .sums
-        .iter()
-        .map(|&s| criterion.term(s, node.weight))
-        .sum();
-    let scan = NodeScan {
-        criterion,
-        node,
-        terms: node_terms,
-        cost: criterion.cost(node.weight, node_terms),
-        min_leaf,
-        min_weight: rule.min_weight_leaf,
-    };
+    let scan = NodeScan::new(criterion, node, min_leaf, rule.min_weight_leaf);
     let mut best = None;
 
     // Projections are kept as f32 (half the memory of every atom's sort keys) and keyed

@@ -184,19 +184,7 @@ mod tests {
         min_leaf: usize,
         min_weight: f64,
     ) -> [Option<(u64, u32, u64)>; 2] {
-        let terms: f64 = node
-            .sums
-            .iter()
-            .map(|&s| criterion.term(s, node.weight))
-            .sum();
-        let scan = NodeScan {
-            criterion,
-            node,
-            terms,
-            cost: criterion.cost(node.weight, terms),
-            min_leaf,
-            min_weight,
-        };
+        let scan = NodeScan::new(criterion, node, min_leaf, min_weight);
         let low = values.iter().copied().fold(f32::INFINITY, f32::min);
         let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let span = (high - low) as usize + 1;
