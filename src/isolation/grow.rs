@@ -5,7 +5,7 @@
 use crate::atoms::{AtomSampler, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
-use crate::split::NodeProjector;
+use crate::split::{value_range, NodeProjector};
 use crate::tree::{Leaves, Node, Tree};
 
 use super::average_path_length;
@@ -115,13 +115,7 @@ impl<T: Feature> Grower<'_, '_, T> {
                 &self.atoms,
                 &mut self.values,
             );
-            let (low, high) = self
-                .values
-                .iter()
-                .filter(|v| !v.is_nan())
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), &v| {
-                    (low.min(v), high.max(v))
-                });
+            let (low, high) = value_range(self.values.iter().copied());
             if low < high {
                 let drawn = low as f64 + self.rng.unit() * (high as f64 - low as f64);
                 // Rounding to float32 may reach `high`, which would send every row

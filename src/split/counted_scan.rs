@@ -183,6 +183,16 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     }
 }
 
+/// The smallest and largest of `values` (NaN passed over; infinite and negative
+/// infinite when there are none).
+pub(crate) fn value_range(values: impl IntoIterator<Item = f32>) -> (f32, f32) {
+    values
+        .into_iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), v| {
+            (low.min(v), high.max(v))
+        })
+}
+
 /// Writes, per whole value in `values` (all in `low..low + span`, `span` at most
 /// `MAX_COUNTED_SPAN`), its offset above `low`. Any other value (X changed while the
 /// tree grew) gets some offset below `span`: a wrong split at worst, never an index

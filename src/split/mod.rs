@@ -17,6 +17,7 @@ mod unsupervised;
 mod whole_counts;
 
 pub use class_criteria::{Entropy, Gini};
+pub(crate) use counted_scan::value_range;
 pub use criterion::{
     Criterion, Float, GradientHessian, LocalSamples, NodeTargets, Poisson, SplitCriterion,
     SquaredError,

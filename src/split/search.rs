@@ -1,4 +1,4 @@
-use super::counted_scan::{ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
+use super::counted_scan::{value_range, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
 use super::scan::{table_width, NodeScan};
@@ -141,11 +141,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
         let values = &values[atom * n..(atom + 1) * n];
         let keys = &mut scratch.keys;
         if !MISSING && rule.whole_range.is_some() && atoms.get(atom).has_integer_weights() {
-            let (low, high) = values
-                .iter()
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-                    (lo.min(v), hi.max(v))
-                });
+            let (low, high) = value_range(values.iter().copied());
             if low == high {
                 continue; // constant along this atom
             }

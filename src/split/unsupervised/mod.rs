@@ -11,7 +11,7 @@ pub use criteria::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 
 use criteria::ShareLogs;
 
-use super::counted_scan::MAX_COUNTED_SPAN;
+use super::counted_scan::{value_range, MAX_COUNTED_SPAN};
 use super::projection::NodeProjector;
 use super::scan::midpoint;
 use super::search::SplitCandidate;
@@ -112,11 +112,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
         let values = &values[atom * n..(atom + 1) * n];
         let whole = whole_values && atoms.get(atom).has_integer_weights();
         if whole {
-            let (low, high) = values
-                .iter()
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-                    (lo.min(v), hi.max(v))
-                });
+            let (low, high) = value_range(values.iter().copied());
             if low == high {
                 continue; // constant along this atom
             }
