@@ -26,25 +26,25 @@ import importlib.metadata as _metadata
 from morf_rs import datasets, dictionary, stats
 from morf_rs._base import BaseObliqueForest
 from morf_rs._boosted_classifiers import (
-    GradientBoostingClassifier,
     ManifoldObliqueGradientBoostingClassifier,
     SparseObliqueGradientBoostingClassifier,
 )
 from morf_rs._boosted_regressors import (
-    GradientBoostingRegressor,
     ManifoldObliqueGradientBoostingRegressor,
     SparseObliqueGradientBoostingRegressor,
 )
 from morf_rs._contributions import AtomContributions
 from morf_rs._forest_classifiers import (
     ManifoldObliqueForestClassifier,
-    RandomForestClassifier,
     SparseObliqueForestClassifier,
 )
 from morf_rs._forest_regressors import (
     ManifoldObliqueForestRegressor,
-    RandomForestRegressor,
     SparseObliqueForestRegressor,
+)
+from morf_rs._gradient_boosting import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
 )
 from morf_rs._inspect import TreeStructure
 from morf_rs._isolation import (
@@ -52,6 +52,7 @@ from morf_rs._isolation import (
     ManifoldObliqueIsolationForest,
     SparseObliqueIsolationForest,
 )
+from morf_rs._random_forests import RandomForestClassifier, RandomForestRegressor
 from morf_rs._savefile import load, save
 from morf_rs._unsupervised_forests import (
     UnsupervisedManifoldObliqueForest,
