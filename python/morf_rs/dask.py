@@ -53,18 +53,17 @@ except ImportError as error:  # pragma: no cover - the message is the point
         "and distributed)."
     ) from error
 
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._base import BaseObliqueForest
 from morf_rs._boosting import BaseGradientBoosting
 from morf_rs._core import Forest
-from morf_rs._dask_parts import (
-    class_counts,
-    concat,
-    describe_part,
-    row_parts,
-    split_rows,
+from morf_rs._dask_growth import (
+    grow_shares,
+    is_fitted_attribute,
+    lost_rows_message,
+    send_rows,
 )
 from morf_rs._validation import resolve_n_threads
 
@@ -342,13 +341,13 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
     nthreads = client.nthreads()
     if not nthreads:
         raise ValueError("the dask cluster has no workers; start some, then fit.")
-    futures, rows_in_memory = _send_rows(
+    futures, rows_in_memory = send_rows(
         client, X, y, sample_weight, training_data, sorted(nthreads)
     )
     try:
-        fitted = _grow_shares(client, model, futures, training_data, nthreads)
+        fitted = grow_shares(client, model, futures, training_data, nthreads)
     except FutureCancelledError as error:
-        raise ValueError(_lost_rows_message(client, rows_in_memory)) from error
+        raise ValueError(lost_rows_message(client, rows_in_memory)) from error
     except KilledWorker as error:
         raise ValueError(
             f"morf_rs.dask.fit stopped: every worker that ran {error.task!r} died "
@@ -359,10 +358,10 @@ def fit(model, X, y, sample_weight=None, *, client=None, training_data="all"):
             "worker holds only its own rows."
         ) from error
     forest = Forest.merge([part._forest for part in fitted])
-    for name in [name for name in vars(model) if _is_fitted_attribute(name)]:
+    for name in [name for name in vars(model) if is_fitted_attribute(name)]:
         delattr(model, name)
     for name, value in vars(fitted[0]).items():
-        if _is_fitted_attribute(name):
+        if is_fitted_attribute(name):
             setattr(model, name, value)
     model._forest = forest
     if training_data == "partitions":
@@ -387,126 +386,3 @@ def _check_forest(model):
             "morf_rs.dask.fit grows the forests of morf_rs; got "
             f"{type(model).__module__}.{type(model).__qualname__}."
         )
-
-
-def _send_rows(client, X, y, sample_weight, training_data, workers):
-    """Futures of the training rows' parts on the workers, and for rows given in
-    memory, which rows each worker holds (dask cannot recompute those if the
-    worker dies)."""
-    if is_dask_collection(X):
-        return client.compute(row_parts(X, y, sample_weight)), {}
-    if training_data == "all":
-        futures = client.scatter([(X, y, sample_weight)], broadcast=True, hash=False)
-        return futures, {worker: (0, len(X)) for worker in workers}
-    futures, rows_held = [], {}
-    for worker, (rows, part) in zip(
-        workers, split_rows(X, y, sample_weight, len(workers))
-    ):
-        futures += client.scatter([part], workers=[worker], hash=False)
-        rows_held[worker] = rows
-    return futures, rows_held
-
-
-def _grow_shares(client, model, futures, training_data, nthreads):
-    """Grow the trees of ``model`` on the workers: one model per share of the
-    trees, in the order of the trees."""
-    classifier = is_classifier(model)
-    described = client.gather(
-        client.map(describe_part, futures, classifier=classifier, pure=False)
-    )
-    futures = [f for f, (n_rows, _) in zip(futures, described) if n_rows > 0]
-    if not futures:
-        raise ValueError("X has no rows; give at least one sample.")
-    # Drawn once, as fit draws it, so that every share grows trees of one forest.
-    seed = model._draw_seed()
-    worker_model, fixed_targets = clone(model), {}
-    if classifier:
-        classes, counts = class_counts([labels for _, labels in described])
-        fixed_targets["classes"] = classes
-        if training_data == "partitions" and _is_balanced(model.class_weight):
-            # Balanced over the whole set, as one machine would balance it.
-            balanced = counts.sum() / (len(classes) * counts)
-            worker_model.set_params(class_weight=dict(zip(classes, balanced)))
-
-    if training_data == "all":
-        shares = [(worker, futures) for worker in sorted(nthreads)]
-    else:
-        shares = _parts_by_worker(client, futures)
-    ranges = _tree_ranges(model.n_estimators, [nthreads[w] for w, _ in shares])
-    grown = [
-        # Each share runs on its worker; should that worker die, on another, where
-        # dask recomputes the lost parts: tree i depends only on (seed, i) and
-        # the share's rows, so the regrown range is the one that was lost.
-        client.submit(
-            _grow_share,
-            worker_model,
-            parts,
-            seed,
-            trees,
-            nthreads[worker],
-            fixed_targets,
-            workers=[worker],
-            allow_other_workers=True,
-            pure=False,
-        )
-        for (worker, parts), trees in zip(shares, ranges)
-        if trees[0] < trees[1]
-    ]
-    return client.gather(grown)
-
-
-def _lost_rows_message(client, rows_in_memory):
-    present = client.nthreads()
-    held = "; ".join(
-        f"{worker} left the cluster holding rows {start} to {stop}"
-        for worker, (start, stop) in rows_in_memory.items()
-        if worker not in present
-    )
-    return (
-        "morf_rs.dask.fit lost training rows given in memory, which only the "
-        f"workers holding them had and dask cannot recompute ({held or 'cancelled'}"
-        "). Fit again; or pass X and y as dask arrays or dataframes "
-        "(dask.array.from_array(X, chunks=...)): dask recomputes the partitions "
-        "of a lost worker on the others."
-    )
-
-
-def _is_fitted_attribute(name):
-    return name == "_forest" or (name.endswith("_") and not name.startswith("__"))
-
-
-def _grow_share(model, parts, seed, trees, n_threads, fixed_targets):
-    """On a worker: grow trees ``trees`` on the rows of ``parts``, in order."""
-    X = concat([part[0] for part in parts])
-    y = concat([part[1] for part in parts])
-    weights = [part[2] for part in parts]
-    sample_weight = None if weights[0] is None else concat(weights)
-    model.set_params(n_jobs=n_threads, verbose=0)
-    return model._fit(X, y, sample_weight, seed=seed, trees=trees, **fixed_targets)
-
-
-def _is_balanced(class_weight):
-    return isinstance(class_weight, str) and class_weight == "balanced"
-
-
-def _parts_by_worker(client, futures):
-    """(worker, its parts in order) for each worker holding parts, ordered by the
-    first part each holds."""
-    who_has = client.who_has(futures)
-    by_worker = {}
-    for future in futures:
-        holders = sorted(who_has[future.key])
-        by_worker.setdefault(holders[0], []).append(future)
-    return list(by_worker.items())
-
-
-def _tree_ranges(n_estimators, weights):
-    """Consecutive ranges of ``range(n_estimators)``, sized in proportion to
-    ``weights``."""
-    total = sum(weights)
-    bounds = [0]
-    cumulative = 0
-    for weight in weights:
-        cumulative += weight
-        bounds.append(n_estimators * cumulative // total)
-    return list(zip(bounds[:-1], bounds[1:]))

@@ -41,6 +41,7 @@ from morf_rs import (  # noqa: E402
     SparseObliqueGradientBoostingClassifier,
     SparseObliqueGradientBoostingRegressor,
 )
+from morf_rs import _dask_growth as dask_growth  # noqa: E402
 from morf_rs import dask as morf_dask  # noqa: E402
 from morf_rs._core import Forest  # noqa: E402
 
@@ -97,7 +98,7 @@ def fitted():
 def grow_tasks(tasks):
     """The tasks of a task stream that grew a share of the trees."""
     names = [t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in tasks]
-    return [t for t, name in zip(tasks, names) if str(name).startswith("_grow_share")]
+    return [t for t, name in zip(tasks, names) if str(name).startswith("grow_share")]
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: type(m).__name__)
@@ -574,7 +575,7 @@ def test_a_worker_killed_while_growing_trees_on_all_rows_is_replaced(
     single = RandomForestClassifier(n_estimators=10, random_state=6).fit(X, y)
     workers = sorted(own_client.nthreads())
     flag = tmp_path / "killed"
-    kill_the_first_worker_to_start(own_client, "_grow_share", flag)
+    kill_the_first_worker_to_start(own_client, "grow_share", flag)
     model = RandomForestClassifier(n_estimators=10, random_state=6)
     with get_task_stream(client=own_client) as stream:
         finishes_within(
@@ -606,10 +607,10 @@ def test_a_worker_killed_while_growing_trees_on_its_partitions_is_replaced(
         shares.extend([futures.index(part) for part in parts] for _, parts in found)
         return found
 
-    parts_by_worker = morf_dask._parts_by_worker
-    monkeypatch.setattr(morf_dask, "_parts_by_worker", recording_shares)
+    parts_by_worker = dask_growth._parts_by_worker
+    monkeypatch.setattr(dask_growth, "_parts_by_worker", recording_shares)
     flag = tmp_path / "killed"
-    kill_the_first_worker_to_start(own_client, "_grow_share", flag)
+    kill_the_first_worker_to_start(own_client, "grow_share", flag)
     model = RandomForestClassifier(n_estimators=10, random_state=7)
     finishes_within(
         90,
@@ -641,7 +642,7 @@ def test_a_worker_killed_holding_rows_given_in_memory_is_named(own_client, tmp_p
     X, y = images(300, 20)
     workers = sorted(own_client.nthreads())
     flag = tmp_path / "killed"
-    kill_the_first_worker_to_start(own_client, "_grow_share", flag)
+    kill_the_first_worker_to_start(own_client, "grow_share", flag)
     with pytest.raises(ValueError, match="lost training rows given in memory") as e:
         finishes_within(
             90,
@@ -669,7 +670,7 @@ def test_a_task_that_kills_every_worker_it_runs_on_gives_up_with_a_clear_error(
         Client(cluster) as client,
     ):
         X, y = images(200, 21)
-        kill_the_first_worker_to_start(client, "_grow_share", tmp_path / "killed")
+        kill_the_first_worker_to_start(client, "grow_share", tmp_path / "killed")
         with pytest.raises(ValueError, match="died while running it") as caught:
             finishes_within(
                 90,
