@@ -33,14 +33,11 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from boosting_report import write_summary
 from harness import (
     best_in_turns,
     cpu_clock,
-    describe,
-    machine,
-    markdown_table,
     output_folder,
-    read_csv,
     timed,
     write_csv,
 )
@@ -433,97 +430,6 @@ def scoring_rows(args):
 ACCURACY_PARTS = {"fashion": fashion_rows, "mnist1d": mnist1d_rows, "seeds": seed_rows}
 
 
-def summary(out, threads):
-    about = machine(("numpy", "sklearn", "lightgbm", "morf_rs"))
-    lines = [
-        "# Gradient boosting over atoms: results",
-        "",
-        f"Machine: {describe(about)}; threads {threads}.",
-        "",
-    ]
-    accuracy = [
-        row for part in ACCURACY_PARTS for row in read_csv(out / f"boosting_{part}.csv")
-    ]
-    if accuracy:
-        lines += ["## Test error (mean over seeds, spread = min..max)", ""]
-        groups = {}
-        for row in accuracy:
-            key = (row["experiment"], int(row["n"]), row["model"])
-            groups.setdefault(key, []).append(row)
-        table = []
-        for (experiment, n, model), group in groups.items():
-            errors = [float(r["error"]) for r in group]
-            fits = [float(r["fit_s"]) for r in group]
-            table.append(
-                {
-                    "experiment": experiment,
-                    "n": f"{n:,}",
-                    "model": model,
-                    "rounds": group[0].get("rounds", ""),
-                    "test error": f"{np.mean(errors):.4f}",
-                    "spread": f"{min(errors):.4f}..{max(errors):.4f}",
-                    "fit (s)": f"{np.mean(fits):.1f}",
-                }
-            )
-        lines += [*markdown_table(table), ""]
-    timing = read_csv(out / "boosting_timing.csv")
-    if timing:
-        lines += [
-            f"## Fashion-MNIST, {int(timing[0]['n']):,} images, "
-            f"{timing[0]['rounds']} rounds, {timing[0]['leaves']} leaves",
-            "",
-        ]
-        table = [
-            {
-                "model": row["model"],
-                "fit (s)": f"{float(row['fit_s']):.1f}",
-                "fit CPU (s)": f"{float(row.get('fit_cpu_s') or 'nan'):.1f}",
-                "turns": row.get("turns") or "1",
-                "predict_proba 10,000 rows (s)": f"{float(row['predict_s']):.3f}",
-                "test error": f"{float(row['error']):.4f}",
-            }
-            for row in timing
-        ]
-        lines += [*markdown_table(table), ""]
-    by_round = read_csv(out / "boosting_rounds.csv")
-    if by_round:
-        names = list(dict.fromkeys(row["model"] for row in by_round))
-        rounds = list(dict.fromkeys(row["rounds"] for row in by_round))
-        error = {(row["model"], row["rounds"]): float(row["error"]) for row in by_round}
-        lines += [
-            f"## Test error round after round, Fashion-MNIST "
-            f"{int(by_round[0]['n']):,} images (`--part rounds`)",
-            "",
-        ]
-        table = [
-            {"rounds": k, **{name: f"{error[(name, k)]:.4f}" for name in names}}
-            for k in rounds
-        ]
-        lines += [*markdown_table(table), ""]
-    scoring = read_csv(out / "boosting_scoring.csv")
-    if scoring:
-        first = scoring[0]
-        lines += [
-            f"## Scoring: predict_proba of {int(first['rows_scored']):,} Fashion-MNIST "
-            f"images, {first['rounds']} rounds x 10 classes, {first['leaves']} leaves",
-            "",
-            f"Fitted on {int(first['n_train']):,} images; best of {first['repeats']} "
-            "runs taken in turn (`--part scoring`).",
-            "",
-        ]
-        table = [
-            {
-                "model": row["model"],
-                "threads": row["threads"],
-                "predict_proba (s)": f"{float(row['predict_s']):.3f}",
-                "test error": f"{float(row['error']):.4f}",
-            }
-            for row in scoring
-        ]
-        lines += [*markdown_table(table), ""]
-    (out / "boosting.md").write_text("\n".join(lines))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -567,7 +473,7 @@ def main():
     }
     for part in parts if args.part == "all" else [args.part]:
         write_csv(out / f"boosting_{part}.csv", parts[part](args))
-        summary(out, args.threads)
+        write_summary(out, args.threads, ACCURACY_PARTS)
 
 
 if __name__ == "__main__":
