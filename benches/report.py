@@ -10,13 +10,9 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 from harness import markdown_table, read_csv
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import numpy as np  # noqa: E402
+from report_figures import curves, importance_plot, scaling_plot
 
 ORDER = (
     "morf_rs MORF",
@@ -26,8 +22,6 @@ ORDER = (
     "morf_rs RF",
     "sklearn RF",
 )
-COLOURS = {"MORF": "tab:red", "SPORF": "tab:blue", "RF": "tab:green"}
-STYLES = {"morf_rs": ("-", "o"), "treeple": ("--", "s"), "sklearn": (":", "^")}
 TITLES = {
     "circle": "(A) circle",
     "bars": "(B) orthogonal bars",
@@ -97,129 +91,6 @@ class Runs:
             if k[1] == experiment
             for r in rs
         )
-
-
-class _PlainLogFormatter(matplotlib.ticker.LogFormatter):
-    """Log-axis labels as plain numbers (0.2, 3, 40): they read faster than 2e-01."""
-
-    def _num_to_string(self, x, vmin, vmax):
-        return f"{x:g}"
-
-
-def _log_y(ax) -> None:
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-    ax.yaxis.set_minor_formatter(
-        _PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
-    )
-
-
-def _line_style(label: str) -> dict:
-    library, forest = label.split()
-    linestyle, marker = STYLES[library]
-    return dict(
-        color=COLOURS[forest],
-        linestyle=linestyle,
-        marker=marker,
-        markersize=4,
-        label=label,
-    )
-
-
-def _curves(
-    runs: Runs, metrics: list[tuple[str, str, bool]], path: Path, title: str
-) -> None:
-    """One column per experiment, one row per (metric, y label, log y).
-
-    One line per model: the mean over seeds, with a band of +- one standard deviation.
-    """
-    cols = len(runs.experiments)
-    fig, axes = plt.subplots(
-        len(metrics), cols, figsize=(3.6 * cols, 2.9 * len(metrics)), squeeze=False
-    )
-    for j, exp in enumerate(runs.experiments):
-        for i, (metric, ylabel, logy) in enumerate(metrics):
-            ax = axes[i, j]
-            for label in runs.labels:
-                ns = runs.sizes(exp, label)
-                if not ns:
-                    continue
-                mean = np.array([runs.mean(label, exp, n, metric) for n in ns])
-                sd = np.array([runs.sd(label, exp, n, metric) for n in ns])
-                ax.plot(ns, mean, **_line_style(label))
-                ax.fill_between(
-                    ns,
-                    mean - sd,
-                    mean + sd,
-                    color=COLOURS[label.split()[1]],
-                    alpha=0.12,
-                )
-            ax.set_xscale("log")
-            if logy:
-                _log_y(ax)
-            ax.grid(alpha=0.3, which="both")
-            if i == 0:
-                ax.set_title(TITLES[exp])
-            if i == len(metrics) - 1:
-                ax.set_xlabel("training samples n")
-            if j == 0:
-                ax.set_ylabel(ylabel)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _scaling_plot(scaling: list[dict], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4))
-    labels = [lab for lab in ORDER if any(r["label"] == lab for r in scaling)]
-    for label in labels:
-        rows = sorted(
-            (r for r in scaling if r["label"] == label), key=lambda r: r["threads"]
-        )
-        ax.plot(
-            [r["threads"] for r in rows],
-            [r["predict_proba_s"] for r in rows],
-            **_line_style(label),
-        )
-    threads = sorted({r["threads"] for r in scaling})
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(threads, [str(t) for t in threads])
-    _log_y(ax)
-    ax.set_xlabel("threads (n_jobs)")
-    ax.set_ylabel("predict_proba seconds")
-    ax.set_title(f"predict_proba on {scaling[0]['batch_rows']:,} Fashion-MNIST rows")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _importance_plot(maps: dict[str, np.ndarray], path: Path) -> None:
-    from fashion_mnist import CLASS_NAMES
-
-    means = [k for k in maps if k.startswith("mean ")]
-    a, b = (maps[k] for k in means)
-    top = [
-        (maps[means[0]], CLASS_NAMES[int(means[0][5:])]),
-        (maps[means[1]], CLASS_NAMES[int(means[1][5:])]),
-        (np.abs(a - b), "|difference|"),
-    ]
-    bottom = [(maps[k], f"{k} importance") for k in ("RF", "SPORF", "MORF")]
-    fig, axes = plt.subplots(2, 3, figsize=(9, 6.6), layout="constrained")
-    for ax, (img, title) in zip(axes.ravel(), top + bottom):
-        ax.imshow(img, cmap="viridis")
-        ax.set_title(title, fontsize=10)
-        ax.axis("off")
-    fig.suptitle(
-        "Fashion-MNIST, 100 images per class: class means (top), "
-        "morf_rs feature_importances_ (bottom)"
-    )
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _fmt(x: float) -> str:
@@ -553,13 +424,13 @@ def write_all(out: Path) -> None:
             ),
         }
         for name, (metrics, title) in plots.items():
-            _curves(runs, metrics, out / name, title)
+            curves(runs, metrics, out / name, title, TITLES)
             figures.append(name)
     if scaling:
-        _scaling_plot(scaling, out / "predict_scaling.png")
+        scaling_plot(scaling, out / "predict_scaling.png", ORDER)
         figures.append("predict_scaling.png")
     if (out / "importance.npz").is_file():
         with np.load(out / "importance.npz") as f:
-            _importance_plot(dict(f), out / "importance_fashion.png")
+            importance_plot(dict(f), out / "importance_fashion.png")
         figures.append("importance_fashion.png")
     (out / "summary.md").write_text(_summary(runs, scaling, meta, figures))
