@@ -18,7 +18,7 @@
 //! (version 2 added pooled splits, version 3 the rule on missing cells), and so do
 //! isolation forests: `isolation_v{N}.bin` and `isolation_v{N}_scores.bin`, the anomaly
 //! scores (version 2 added the rule on missing cells).
-//! `MORF_WRITE_FIXTURES=1 cargo test --test saved_format` writes the files of the
+//! `MORF_WRITE_FIXTURES=1 cargo test --test api saved_format` writes the files of the
 //! current versions, for a deliberate new version only.
 
 use std::path::PathBuf;

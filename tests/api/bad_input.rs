@@ -1,8 +1,6 @@
 //! Bad input to fit and scoring is an error that says what to fix.
 
-mod common;
-
-use common::one_informative_feature;
+use crate::common::one_informative_feature;
 use morf_rs::{
     AtomKind, Forest, ForestParams, MaxFeatures, MaxSamples, MorfError, Patches, ScoreOptions,
 };

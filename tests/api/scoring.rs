@@ -1,11 +1,9 @@
 //! Scoring through the public API: layouts, element types, output in place, streams of
 //! blocks, and the checks made inside the parallel walk.
 
-mod common;
-
 use std::sync::atomic::AtomicBool;
 
-use common::one_informative_feature;
+use crate::common::one_informative_feature;
 use morf_rs::rng::Rng;
 use morf_rs::{AtomKind, Forest, ForestParams, Inspect, MorfError, Patches, ScoreOptions};
 use ndarray::{s, Array2, ShapeBuilder};

@@ -2,8 +2,6 @@
 //! is grown, scored or stored, and what it learns, each in a module of its own over
 //! the data made here.
 
-#[path = "../common/mod.rs"]
-mod common;
 mod learning;
 mod reproducible;
 
