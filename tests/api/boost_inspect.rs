@@ -1,27 +1,12 @@
 //! A boosted model's leaves and paths (apply, decision paths) through the public API,
 //! against a walk of each tree row by row.
 
-use morf_rs::rng::Rng;
+use crate::common::banded_images;
 use morf_rs::{
     AtomKind, BoostParams, BoostTargets, Booster, Inspect, MorfError, Node, Patches, ScoreOptions,
     Tree, NO_NODE,
 };
 use ndarray::Array2;
-
-/// Images of 6 x 6 cells; three classes, the brightest of three bands of rows.
-fn banded_images(n: usize, seed: u64) -> (Array2<f32>, Vec<u32>) {
-    let mut rng = Rng::new(seed, 0);
-    let x = Array2::from_shape_fn((n, 36), |_| (rng.unit() * 10.0).floor() as f32);
-    let band = |i: usize, b: usize| x.row(i).iter().skip(12 * b).take(12).sum::<f32>();
-    let y = (0..n)
-        .map(|i| {
-            (0..3)
-                .max_by(|&a, &b| band(i, a).total_cmp(&band(i, b)))
-                .unwrap() as u32
-        })
-        .collect();
-    (x, y)
-}
 
 /// Three-class models of patch atoms (three trees a round) and of single features.
 fn models(x: &Array2<f32>, y: &[u32]) -> Vec<Booster> {
@@ -56,7 +41,7 @@ fn children(tree: &Tree, id: u32) -> Option<(u32, u32)> {
 
 #[test]
 fn apply_gives_the_leaves_whose_values_sum_to_the_raw_scores() {
-    let (x, y) = banded_images(300, 1);
+    let (x, y, _) = banded_images(300, 1);
     for model in models(&x, &y) {
         let leaves = model.apply(x.view(), &ScoreOptions::new()).unwrap();
         let k_out = model.loss().n_outputs();
@@ -85,7 +70,7 @@ fn apply_gives_the_leaves_whose_values_sum_to_the_raw_scores() {
 
 #[test]
 fn decision_paths_lead_from_the_root_to_the_leaves_of_apply() {
-    let (x, y) = banded_images(120, 2);
+    let (x, y, _) = banded_images(120, 2);
     for model in models(&x, &y) {
         let paths = model
             .decision_paths(x.view(), &ScoreOptions::new())
@@ -123,7 +108,7 @@ fn decision_paths_lead_from_the_root_to_the_leaves_of_apply() {
 
 #[test]
 fn inspecting_rows_of_the_wrong_width_is_an_error() {
-    let (x, y) = banded_images(60, 3);
+    let (x, y, _) = banded_images(60, 3);
     let model = &models(&x, &y)[1];
     let narrow = Array2::<f32>::zeros((4, 35));
     let shape =
