@@ -5,6 +5,7 @@
 use super::criterion::SplitCriterion;
 use super::scan::{midpoint, table_width, NodeScan};
 use super::search::SplitCandidate;
+use super::whole_counts::Lanes;
 
 /// Per whole value of a projection: how many samples take it, and the sums of their
 /// entries (and of their weights, unless entries sum to them).
@@ -16,15 +17,18 @@ pub(super) struct ValueTable {
     /// start.
     pub(super) counts: Vec<u32>,
     sums: Vec<f64>,
-    /// Per value, the sums of its whole entries and its weight
+    /// Per value, the sums of its whole entries, in rows padded to whole lanes
     /// (`NodeScan::scan_whole_counts`).
     pub(super) whole_sums: Vec<u32>,
-    pub(super) whole_weights: Vec<u32>,
+    /// Per value, 1 where a sample takes it, and the offsets of those values in order.
+    pub(super) present: Vec<u8>,
+    pub(super) present_offsets: Vec<u32>,
     /// Per node sample, its whole weight (`counts_exactly`).
     pub(super) whole_amounts: Vec<u32>,
-    /// Per entry, the sums of each side of a boundary (`NodeScan::scan_whole_counts`).
-    pub(super) whole_left: Vec<u64>,
-    pub(super) whole_right: Vec<u64>,
+    /// Per entry, in lanes, the sums of the left side of a boundary and the node's
+    /// (`NodeScan::scan_whole_counts`).
+    pub(super) whole_left: Vec<Lanes>,
+    pub(super) whole_totals: Vec<Lanes>,
 }
 
 /// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.

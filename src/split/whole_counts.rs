@@ -40,41 +40,25 @@ pub(super) fn counts_exactly<C: SplitCriterion>(
     whole
 }
 
-/// The two sides of a boundary as whole values move left: per entry the sums of each
-/// side, and each side's sum of squared sums (its terms), all exact integers.
-struct WholeSides<'s> {
-    left: &'s mut [u64],
-    right: &'s mut [u64],
-    left_squares: u64,
-    right_squares: u64,
-}
+/// Class sums moved together in the boundary walk: each value's row of the table is
+/// padded to a multiple of this many entries, read and added lane by lane.
+const LANES: usize = 4;
 
-impl WholeSides<'_> {
-    /// Moves a value's sums of entries from the right to the left. A square changes by
-    /// `(s + a)^2 - s^2 = a (2 s + a)`: no sum of squares is worked out again.
-    #[inline(always)]
-    fn move_left(&mut self, value_sums: &[u32]) {
-        for ((left, right), &amount) in self
-            .left
-            .iter_mut()
-            .zip(self.right.iter_mut())
-            .zip(value_sums)
-        {
-            let amount = amount as u64;
-            self.left_squares += amount * (2 * *left + amount);
-            self.right_squares -= amount * (2 * *right - amount);
-            *left += amount;
-            *right -= amount;
-        }
-    }
-}
+/// One group of [`LANES`] class sums, as `f64`: every sum here is a whole number
+/// below 2^53 (see [`MAX_EXACT_WEIGHT`]), so `f64` lanes add and multiply them exactly,
+/// in any order, without the conversions of integer lanes.
+pub(super) type Lanes = [f64; LANES];
 
 impl<C: SplitCriterion> NodeScan<'_, C> {
     /// For projections (in node order) that are whole numbers in `low..low + span`, on
     /// a node that [`counts_exactly`] (its weights in `table.whole_amounts`): sums each
-    /// value's class weights and weight in `u32`,
-    /// then scans the boundaries between present values in ascending order, as
-    /// [`NodeScan::scan_sorted`] would, with the same costs.
+    /// value's class weights in `u32`, then scans the boundaries between present values
+    /// in ascending order, as [`NodeScan::scan_sorted`] would, with the same costs.
+    ///
+    /// The left side's sum of squares is kept up to date as values move left (a square
+    /// changes by `(s + a)^2 - s^2 = a (2 s + a)`), and the right side's follows from
+    /// it: `sum (T - s)^2 = sum T^2 - 2 sum T s + sum s^2`, with `sum T s` kept up to
+    /// date too. Exact whole numbers throughout, so the costs are the sorted scan's.
     pub(super) fn scan_whole_counts(
         &self,
         values: &[f32],
@@ -87,14 +71,18 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let criterion = self.criterion;
         let node = self.node;
         let n_entries = criterion.n_entries();
+        let n_lanes = n_entries.div_ceil(LANES);
+        let stride = n_lanes * LANES;
         whole_offsets(values, low, span, &mut table.offsets);
-        let sums = &mut table.whole_sums;
-        sums.clear();
-        sums.resize(span * n_entries, 0);
-        // Each value's weight apart, so that absent values are passed over at one read.
-        let weights = &mut table.whole_weights;
-        weights.clear();
-        weights.resize(span, 0);
+        table.whole_sums.clear();
+        table.whole_sums.resize(span * stride, 0);
+        // Presence apart, stored rather than added: runs of equal values (a background
+        // pixel) would otherwise wait on each other's read-modify-write.
+        table.present.clear();
+        table.present.resize(span, 0);
+        // Slices, not the vectors: their addresses stay in registers while bytes are
+        // stored (a byte store might otherwise have changed a vector's address).
+        let (sums, present) = (&mut table.whole_sums[..], &mut table.present[..]);
         // Each sample's one entry, its class, of its whole weight (`counts_exactly`).
         let samples = table
             .offsets
@@ -102,11 +90,11 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             .zip(&node.classes)
             .zip(&table.whole_amounts);
         for ((&offset, &class), &amount) in samples {
-            sums[offset as usize * n_entries + class as usize] += amount;
-            weights[offset as usize] += amount;
+            sums[offset as usize * stride + class as usize] += amount;
+            present[offset as usize] = 1;
         }
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
-        // otherwise a value is present when its weight (a positive whole) is.
+        // otherwise a value is present when a sample takes it.
         let count_samples = self.min_leaf > 1;
         let counts = &mut table.counts;
         if count_samples {
@@ -116,53 +104,126 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 counts[offset as usize] += 1;
             }
         }
+        // The present values in ascending order, listed without a branch per value.
+        table.present_offsets.clear();
+        table.present_offsets.resize(span, 0);
+        let order = &mut table.present_offsets[..];
+        let mut n_present = 0;
+        for (offset, &is_present) in present.iter().enumerate() {
+            // `n_present <= offset`: in bounds.
+            order[n_present] = offset as u32;
+            n_present += is_present as usize;
+        }
 
-        // Every sum of entries is at most 2^26: the conversions are exact, and so is
-        // every square and sum of squares (below 2^53), as in `f64`.
-        let (left, right) = (&mut table.whole_left, &mut table.whole_right);
+        let (left, totals) = (&mut table.whole_left, &mut table.whole_totals);
         left.clear();
-        left.resize(n_entries, 0);
-        right.clear();
-        right.extend(node.sums.iter().map(|&sum| sum as u64));
-        let right_squares = right.iter().map(|&sum| sum * sum).sum();
-        let mut sides = WholeSides {
-            left,
-            right,
-            left_squares: 0,
-            right_squares,
-        };
+        left.resize(n_lanes, [0.0; LANES]);
+        totals.clear();
+        totals.resize(n_lanes, [0.0; LANES]);
+        for (entry, &sum) in node.sums.iter().enumerate() {
+            totals[entry / LANES][entry % LANES] = sum;
+        }
+        // Every sum of entries is at most 2^26: every square, sum of squares and sum of
+        // products below is an exact whole number (below 2^53).
+        let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
+        let (mut left_squares, mut cross, mut left_weight) = (0.0f64, 0.0f64, 0.0f64);
         let n_samples = values.len();
-        let (mut left_n, mut left_weight) = (0usize, 0u64);
-        let mut previous: Option<usize> = None;
-        for (offset, &weight) in weights.iter().enumerate() {
-            if weight == 0 {
-                continue;
-            }
-            if let Some(below) = previous {
+        let mut left_n = 0usize;
+        for (i, &offset) in order[..n_present].iter().enumerate() {
+            let offset = offset as usize;
+            if i > 0 {
                 if count_samples && n_samples - left_n < self.min_leaf {
                     break; // the right side only shrinks from here
                 }
-                let left_weight = left_weight as f64;
                 let right_weight = node.weight - left_weight;
+                let left_sums = || left.iter().flatten().take(n_entries).copied();
+                let right_sums = || {
+                    node.sums
+                        .iter()
+                        .zip(left.iter().flatten())
+                        .map(|(&total, &sum)| total - sum)
+                };
                 if (!count_samples || left_n >= self.min_leaf)
                     && self.heavy_enough(left_weight)
                     && self.heavy_enough(right_weight)
-                    && criterion.allows_side(node, sides.left.iter().map(|&sum| sum as f64))
-                    && criterion.allows_side(node, sides.right.iter().map(|&sum| sum as f64))
+                    && criterion.allows_side(node, left_sums())
+                    && criterion.allows_side(node, right_sums())
                 {
-                    let children_cost = criterion.cost(left_weight, sides.left_squares as f64)
-                        + criterion.cost(right_weight, sides.right_squares as f64);
-                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    let right_squares = (total_squares + left_squares) - 2.0 * cross;
+                    let children_cost = criterion.cost(left_weight, left_squares)
+                        + criterion.cost(right_weight, right_squares);
+                    let below = order[i - 1] as f32;
+                    let threshold = || midpoint(low + below, low + offset as f32);
                     self.offer(children_cost, atom, threshold, None, best);
                 }
             }
-            sides.move_left(&sums[offset * n_entries..][..n_entries]);
-            left_weight += weight as u64;
+            let moved = move_left(left, totals, &sums[offset * stride..][..stride]);
+            left_squares += moved[0];
+            cross += moved[1];
+            left_weight += moved[2];
             if count_samples {
                 left_n += counts[offset] as usize;
             }
-            previous = Some(offset);
         }
+    }
+}
+
+/// Moves one value's class sums (`row`, padded to whole lanes) from the right side to
+/// the left (`left`, whose node totals are `totals`); gives what the left side's sum of
+/// squares, its sum of products with the totals and its weight gain. Exact whole
+/// numbers throughout (see [`Lanes`]), in whatever order they are added.
+#[inline(always)]
+fn move_left(left: &mut [Lanes], totals: &[Lanes], row: &[u32]) -> [f64; 3] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        assert!(totals.len() == left.len() && row.len() == LANES * left.len());
+        // SAFETY: SSE2 is part of x86-64; every load and store is inside `left`,
+        // `totals` (as long as `left`) and `row` (LANES entries per lane group).
+        unsafe {
+            let (mut squares, mut products, mut weight) =
+                (_mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd());
+            for (k, (left, total)) in left.iter_mut().zip(totals).enumerate() {
+                // At most 2^26: exact through `i32`.
+                let amounts = _mm_loadu_si128(row.as_ptr().add(k * LANES) as *const __m128i);
+                for (half, amount) in [
+                    _mm_cvtepi32_pd(amounts),
+                    _mm_cvtepi32_pd(_mm_shuffle_epi32::<0b1110_1110>(amounts)),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let side = left.as_mut_ptr().add(2 * half);
+                    let sum = _mm_loadu_pd(side);
+                    let twice = _mm_add_pd(sum, sum);
+                    squares = _mm_add_pd(squares, _mm_mul_pd(amount, _mm_add_pd(twice, amount)));
+                    let total = _mm_loadu_pd(total.as_ptr().add(2 * half));
+                    products = _mm_add_pd(products, _mm_mul_pd(amount, total));
+                    weight = _mm_add_pd(weight, amount);
+                    _mm_storeu_pd(side, _mm_add_pd(sum, amount));
+                }
+            }
+            let lanes = |v: __m128d| {
+                let mut pair = [0.0f64; 2];
+                _mm_storeu_pd(pair.as_mut_ptr(), v);
+                pair[0] + pair[1]
+            };
+            [lanes(squares), lanes(products), lanes(weight)]
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut moved = [0.0f64; 3];
+        for ((left, total), amounts) in left.iter_mut().zip(totals).zip(row.chunks_exact(LANES)) {
+            for lane in 0..LANES {
+                let amount = amounts[lane] as f64;
+                moved[0] += amount * (2.0 * left[lane] + amount);
+                moved[1] += amount * total[lane];
+                moved[2] += amount;
+                left[lane] += amount;
+            }
+        }
+        moved
     }
 }
 
