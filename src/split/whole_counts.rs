@@ -232,6 +232,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::class_criteria::{Entropy, Gini};
+    use super::super::counted_scan::value_range;
     use super::super::criterion::LocalSamples;
     use super::super::sort::sort_whole_values;
     use super::*;
@@ -246,8 +247,7 @@ mod tests {
         min_weight: f64,
     ) -> [Option<(u64, u32, u64)>; 2] {
         let scan = NodeScan::new(criterion, node, min_leaf, min_weight);
-        let low = values.iter().copied().fold(f32::INFINITY, f32::min);
-        let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let (low, high) = value_range(values.iter().copied());
         let span = (high - low) as usize + 1;
         let (table, keys) = (&mut ValueTable::default(), &mut Vec::new());
         assert!(counts_exactly::<C>(node, &mut table.whole_amounts));

@@ -203,8 +203,7 @@ fn sorted_and_counted<C: AtomCosts>(
         &mut shares,
         &mut sorted,
     );
-    let low = values.iter().copied().fold(f32::INFINITY, f32::min);
-    let high = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let (low, high) = value_range(values.iter().copied());
     let mut counted = None;
     let atom = CountedAtom {
         values,
