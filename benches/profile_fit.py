@@ -1,4 +1,4 @@
-"""The fits that benches/profiles.md profiles, one per run, at one thread.
+"""The fits that benches/profiles.md profiles, one per run, at one thread (``--threads``).
 
     perf record -g -o booster.data -- python benches/profile_fit.py booster
     python benches/profile_fit.py forest --trees 20
@@ -163,6 +163,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000, help="training images")
     parser.add_argument("--rounds", type=int, default=20, help="booster rounds")
     parser.add_argument("--trees", type=int, default=100, help="forest trees")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="n_jobs of every model (default 1)"
+    )
     parser.add_argument("--quick", action="store_true", help="1,000 images, 3 rounds")
     parser.add_argument("--out", type=Path, help="folder for profile_fit.csv")
     args = parser.parse_args()
@@ -173,6 +176,7 @@ def main() -> None:
     digest = hashlib.sha256()
     cpu = predict_cpu = 0.0
     for model, X, y, X_test in fits:
+        model.set_params(n_jobs=args.threads)
         cpu += timed(partial(model.fit, X, y), clock=cpu_clock)[1]
         digest.update(pickle.dumps(model))
         probabilities, predict_seconds = timed(
