@@ -33,8 +33,14 @@ pub(super) const MAX_EDGES: usize = 255;
 /// Samples whose projections set the bin edges: enough for 32 per bin on average.
 const EDGE_SAMPLE: usize = 8192;
 
-/// The fewest atoms binned by one parallel task, each task reading every sample once.
-const MIN_ATOMS_PER_TASK: usize = 16;
+/// Samples of the edge sample projected by one parallel task.
+const EDGE_TASK_ROWS: usize = 512;
+
+/// Positions binned by one parallel task. Every task projects its rows on all the
+/// round's atoms, so that each row is read and its features gathered once, whatever
+/// the number of threads (tasks of a share of the atoms each read every row, and cost
+/// a third more CPU from two threads on).
+const TASK_ROWS: usize = 2048;
 
 /// Longest table of the bins of whole-valued projections (bytes, one per value).
 const MAX_TABLE: usize = 1 << 16;
@@ -65,11 +71,16 @@ pub(crate) struct BinnedAtoms {
     edges: Vec<f32>,
     /// Per atom, the number of bins in use (edges + 1, and the missing bin).
     n_bins: Vec<u16>,
+    /// Per atom, the bins of its whole-valued projections where it has a table.
+    tables: Vec<WholeBins>,
     /// Whether each atom's last bin holds the missing projections.
     missing: bool,
-    /// Buffers of each parallel task, kept from round to round: a round's projections
+    /// The projections of the edge sample, atom after atom.
+    edge_values: Vec<f32>,
+    /// Buffers of the parallel tasks, kept from round to round: a round's projections
     /// are megabytes, which a fresh allocation would have the system clear each round.
-    scratch: Vec<BinScratch>,
+    row_scratch: Vec<RowScratch>,
+    edge_scratch: Vec<EdgeScratch>,
     /// Per atom, the number of positions in each bin.
     counts: Vec<[u32; SLOT]>,
     /// Per group of [`GROUP`] atoms, the bins of each position:
@@ -78,15 +89,20 @@ pub(crate) struct BinnedAtoms {
     bins: Vec<[u8; GROUP]>,
 }
 
-/// What one parallel task of binning reuses.
+/// What a task projecting rows reuses.
 #[derive(Debug, Default)]
-struct BinScratch {
+struct RowScratch {
     projector: NodeProjector,
-    /// Projections of the edge sample, atom after atom.
+    /// Projections of a share of the edge sample, atom after atom.
     values: Vec<f32>,
     /// Positions outside the edge sample projected together, and their projections.
     block: Vec<u32>,
     block_values: Vec<f32>,
+}
+
+/// What a task setting the edges of a group of atoms reuses.
+#[derive(Debug, Default)]
+struct EdgeScratch {
     /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
@@ -94,19 +110,32 @@ struct BinScratch {
     counts: Vec<u32>,
     /// One atom's distinct projections on the edge sample, ascending, with counts.
     runs: Vec<(f32, u32)>,
-    /// Per atom whose projections are whole numbers in a range no longer than the
-    /// round: the bin of each whole number in it, as `(lowest, start, length)` into
-    /// `tables`, so that binning a projection is one look-up, not a search.
-    tables: Vec<u8>,
-    table_of: Vec<Option<(i32, usize, usize)>>,
+}
+
+/// For an atom whose projections are whole numbers in a range no longer than the round:
+/// the bin of each whole number from `low` on, so that binning a projection is one
+/// look-up, not a search.
+#[derive(Debug, Default)]
+struct WholeBins {
+    low: Option<i32>,
+    bins: Vec<u8>,
+}
+
+/// The edges of every atom of a round, read by the tasks that bin positions.
+struct AtomEdges<'a> {
+    edges: &'a [f32],
+    n_bins: &'a [u16],
+    tables: &'a [WholeBins],
+    missing: bool,
 }
 
 impl BinnedAtoms {
     /// Projects the samples at `row_of` (positions to rows of `rows`) on `atoms` and
     /// bins them, with at most `max_bins` bins per atom; `rng` draws the sample that
     /// sets the edges. With `missing` (X may hold NaN), each atom's last bin holds its
-    /// missing projections. Parallel over atoms on the current thread pool; the result
-    /// does not depend on the number of threads.
+    /// missing projections. Parallel over blocks of rows and groups of atoms on the
+    /// current thread pool; neither the result nor the work depends on the number of
+    /// threads.
     pub fn bin<T: Feature>(
         &mut self,
         rows: &Rows<'_, T>,
@@ -118,6 +147,7 @@ impl BinnedAtoms {
     ) {
         let m = row_of.len();
         let n_atoms = atoms.len();
+        let n_groups = n_atoms.div_ceil(GROUP);
         self.atoms = atoms;
         self.n_positions = m;
         self.missing = missing;
@@ -131,8 +161,9 @@ impl BinnedAtoms {
         self.edges.resize(n_atoms * MAX_EDGES, f32::INFINITY);
         self.n_bins.clear();
         self.n_bins.resize(n_atoms, 1);
+        self.tables.resize_with(n_atoms, WholeBins::default);
         self.bins.clear();
-        self.bins.resize(n_atoms.div_ceil(GROUP) * m, [0; GROUP]);
+        self.bins.resize(n_groups * m, [0; GROUP]);
         self.counts.clear();
         self.counts.resize(n_atoms, [0; SLOT]);
 
@@ -142,137 +173,131 @@ impl BinnedAtoms {
             edge_sample.truncate(EDGE_SAMPLE);
             edge_sample.sort_unstable(); // rows in order read memory forwards
         }
+        let s = edge_sample.len();
+        let n_row_tasks = m.div_ceil(TASK_ROWS);
+        let n_edge_tasks = s.div_ceil(EDGE_TASK_ROWS);
+        if self.row_scratch.len() < n_row_tasks.max(n_edge_tasks) {
+            self.row_scratch
+                .resize_with(n_row_tasks.max(n_edge_tasks), RowScratch::default);
+        }
+        if self.edge_scratch.len() < n_groups {
+            self.edge_scratch
+                .resize_with(n_groups, EdgeScratch::default);
+        }
         let atoms = &self.atoms;
-        // As few tasks as threads: a task projecting more atoms shares each row read
-        // among more terms (NodeProjector's column path), and the projections, so the
-        // model, do not depend on how atoms are grouped.
-        let atoms_per_task = n_atoms
-            .div_ceil(rayon::current_num_threads())
-            .max(MIN_ATOMS_PER_TASK)
-            .next_multiple_of(GROUP);
-        self.scratch
-            .resize_with(n_atoms.div_ceil(atoms_per_task), BinScratch::default);
-        self.edges
-            .par_chunks_mut(atoms_per_task * MAX_EDGES)
-            .zip(self.n_bins.par_chunks_mut(atoms_per_task))
-            .zip(self.bins.par_chunks_mut(atoms_per_task / GROUP * m.max(1)))
-            .zip(self.counts.par_chunks_mut(atoms_per_task))
-            .zip(self.scratch.par_iter_mut())
+
+        // The edge sample's projections, a share of its rows per task, then gathered
+        // atom after atom.
+        self.row_scratch[..n_edge_tasks]
+            .par_iter_mut()
+            .zip(edge_sample.par_chunks(EDGE_TASK_ROWS))
+            .for_each(|(scratch, samples)| {
+                scratch
+                    .projector
+                    .project(rows, row_of, samples, atoms, &mut scratch.values);
+            });
+        self.edge_values.clear();
+        self.edge_values.resize(n_atoms * s, 0.0);
+        let row_scratch = &self.row_scratch;
+        self.edge_values
+            .par_chunks_mut(s.max(1))
             .enumerate()
-            .for_each(|(task, ((((edges, n_bins), bins), bin_counts), scratch))| {
-                let BinScratch {
+            .for_each(|(a, atom_values)| {
+                for (share, scratch) in atom_values.chunks_mut(EDGE_TASK_ROWS).zip(row_scratch) {
+                    let len = share.len();
+                    share.copy_from_slice(&scratch.values[a * len..(a + 1) * len]);
+                }
+            });
+
+        let edge_values = &self.edge_values;
+        self.edges
+            .par_chunks_mut(GROUP * MAX_EDGES)
+            .zip(self.n_bins.par_chunks_mut(GROUP))
+            .zip(self.tables.par_chunks_mut(GROUP))
+            .zip(self.edge_scratch.par_iter_mut())
+            .enumerate()
+            .for_each(|(group, (((edges, n_bins), tables), scratch))| {
+                let lanes = edges
+                    .chunks_exact_mut(MAX_EDGES)
+                    .zip(n_bins)
+                    .zip(tables)
+                    .enumerate();
+                for (lane, ((edges, n_bins), table)) in lanes {
+                    let a = group * GROUP + lane;
+                    let range = whole_range::<T>(atoms.get(a))
+                        .filter(|&(low, high)| !missing && span(low, high) < m.min(MAX_TABLE));
+                    let edges: &mut [f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
+                    let values = &edge_values[a * s..(a + 1) * s];
+                    let n_edges = place_edges(values, range, max_bins, edges, scratch);
+                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
+                    table.low = range.map(|(low, _)| low);
+                    table.bins.clear();
+                    if let Some((low, high)) = range {
+                        bins_of_whole_values(edges, low, high, &mut table.bins);
+                    }
+                }
+            });
+
+        // Every position's bins, a block of rows per task: the edge sample's from the
+        // projections that set the edges, the others projected a block at a time.
+        let mut task_bins: Vec<Vec<&mut [[u8; GROUP]]>> = (0..n_row_tasks)
+            .map(|_| Vec::with_capacity(n_groups))
+            .collect();
+        for plane in self.bins.chunks_mut(m.max(1)) {
+            for (task, share) in task_bins.iter_mut().zip(plane.chunks_mut(TASK_ROWS)) {
+                task.push(share);
+            }
+        }
+        let atom_edges = AtomEdges {
+            edges: &self.edges,
+            n_bins: &self.n_bins,
+            tables: &self.tables,
+            missing,
+        };
+        task_bins
+            .into_par_iter()
+            .zip(self.row_scratch[..n_row_tasks].par_iter_mut())
+            .enumerate()
+            .for_each(|(task, (mut out, scratch))| {
+                let start = task * TASK_ROWS;
+                let end = (start + TASK_ROWS).min(m);
+                let first = edge_sample.partition_point(|&p| (p as usize) < start);
+                let last = edge_sample.partition_point(|&p| (p as usize) < end);
+                let sampled = &edge_sample[first..last];
+                atom_edges.write(&mut out, start, sampled, |a| {
+                    &edge_values[a * s + first..a * s + last]
+                });
+                let mut in_sample = sampled.iter().copied().peekable();
+                let mut positions =
+                    (start as u32..end as u32).filter(|&p| in_sample.next_if_eq(&p).is_none());
+                let RowScratch {
                     projector,
-                    values,
                     block,
                     block_values,
-                    keys,
-                    sort_buffer,
-                    counts,
-                    runs,
-                    tables,
-                    table_of,
+                    ..
                 } = scratch;
-                let first = task * atoms_per_task;
-                let mut group = AtomSet::default();
-                group.clear();
-                for a in first..(first + atoms_per_task).min(n_atoms) {
-                    group.push(atoms.get(a));
-                }
-                projector.project(rows, row_of, &edge_sample, &group, values);
-                let s = edge_sample.len();
-                tables.clear();
-                table_of.clear();
-                for (a, (edges, n_bins)) in edges
-                    .chunks_exact_mut(MAX_EDGES)
-                    .zip(n_bins.iter_mut())
-                    .enumerate()
-                {
-                    let atom_values = &values[a * s..(a + 1) * s];
-                    let range = whole_range::<T>(group.get(a))
-                        .filter(|&(low, high)| !missing && span(low, high) < m.min(MAX_TABLE));
-                    let counted = range.is_some_and(|(low, high)| {
-                        span(low, high) <= COUNTED_SPAN_PER_SAMPLE * s
-                            && runs_by_counting(atom_values, low, high, counts, runs)
-                    });
-                    if !counted {
-                        keys.clear();
-                        keys.extend(
-                            atom_values
-                                .iter()
-                                .filter(|v| !v.is_nan())
-                                .map(|&v| (sort_key(v) as u64) << 32),
-                        );
-                        sort_by_value(keys, sort_buffer);
-                        runs_of_sorted_keys(keys, runs);
-                    }
-                    let n_edges = quantile_edges(runs, max_bins, edges);
-                    *n_bins = n_edges as u16 + 1 + u16::from(missing);
-                    table_of.push(range.map(|(low, high)| {
-                        let start = tables.len();
-                        let edges: &[f32; MAX_EDGES] =
-                            (&*edges).try_into().expect("one atom's edges");
-                        bins_of_whole_values(edges, low, high, tables);
-                        (low, start, tables.len() - start)
-                    }));
-                }
-                // Bins the projections `values` of the positions `block`, atom after
-                // atom `block.len()` values each.
-                let mut bin_block = |block: &[u32], values: &[f32]| {
-                    let len = block.len();
-                    for (a, (edges, &n_bins)) in
-                        edges.chunks_exact(MAX_EDGES).zip(n_bins.iter()).enumerate()
-                    {
-                        let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                        let out = &mut bins[a / GROUP * m..][..m];
-                        let lane = a % GROUP;
-                        let values = block.iter().zip(&values[a * len..(a + 1) * len]);
-                        if missing {
-                            let missing_bin = (n_bins - 1) as u8;
-                            for (&p, &value) in values {
-                                out[p as usize][lane] = if value.is_nan() {
-                                    missing_bin
-                                } else {
-                                    bin_of(edges, value)
-                                };
-                            }
-                        } else if let Some((low, start, len)) = table_of[a] {
-                            let table = &tables[start..start + len];
-                            for (&p, &value) in values {
-                                debug_assert_eq!(value, value.trunc());
-                                let index = (value as i32).wrapping_sub(low) as usize;
-                                out[p as usize][lane] = table
-                                    .get(index)
-                                    .copied()
-                                    .unwrap_or_else(|| bin_of(edges, value));
-                            }
-                        } else {
-                            for (&p, &value) in values {
-                                out[p as usize][lane] = bin_of(edges, value);
-                            }
-                        }
-                    }
-                };
-                // The edge sample's projections are at hand (costly to redo for pooled
-                // atoms); the other positions are projected a block at a time.
-                bin_block(&edge_sample, values);
-                let mut edge_positions = edge_sample.iter().copied().peekable();
-                let mut positions =
-                    (0..m as u32).filter(|&p| edge_positions.next_if_eq(&p).is_none());
                 loop {
                     block.clear();
                     block.extend(positions.by_ref().take(BLOCK));
                     if block.is_empty() {
                         break;
                     }
-                    projector.project(rows, row_of, block, &group, block_values);
-                    bin_block(block, block_values);
+                    projector.project(rows, row_of, block, atoms, block_values);
+                    let len = block.len();
+                    atom_edges.write(&mut out, start, block, |a| {
+                        &block_values[a * len..(a + 1) * len]
+                    });
                 }
-                // Each group's atoms counted together, a word at a time.
-                for (words, bin_counts) in bins.chunks(m.max(1)).zip(bin_counts.chunks_mut(GROUP)) {
-                    for word in words {
-                        for (bin_counts, &bin) in bin_counts.iter_mut().zip(word) {
-                            bin_counts[bin as usize] += 1;
-                        }
+            });
+
+        // Each group's atoms counted together, a word at a time.
+        self.bins
+            .par_chunks(m.max(1))
+            .zip(self.counts.par_chunks_mut(GROUP))
+            .for_each(|(words, bin_counts)| {
+                for word in words {
+                    for (bin_counts, &bin) in bin_counts.iter_mut().zip(word) {
+                        bin_counts[bin as usize] += 1;
                     }
                 }
             });
@@ -336,6 +361,90 @@ pub(super) fn bin_of(edges: &[f32; MAX_EDGES], value: f32) -> u8 {
     position as u8
 }
 
+impl AtomEdges<'_> {
+    /// Writes the bins of `positions` (ascending, from `start` on) into `out`, the
+    /// shares of each group's bins from position `start`; `values(a)` gives atom `a`'s
+    /// projections of `positions`.
+    fn write<'v>(
+        &self,
+        out: &mut [&mut [[u8; GROUP]]],
+        start: usize,
+        positions: &[u32],
+        values: impl Fn(usize) -> &'v [f32],
+    ) {
+        for (a, (edges, &n_bins)) in self
+            .edges
+            .chunks_exact(MAX_EDGES)
+            .zip(self.n_bins)
+            .enumerate()
+        {
+            let edges: &[f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
+            let out = &mut *out[a / GROUP];
+            let lane = a % GROUP;
+            let values = positions.iter().zip(values(a));
+            let table = &self.tables[a];
+            if self.missing {
+                let missing_bin = (n_bins - 1) as u8;
+                for (&p, &value) in values {
+                    out[p as usize - start][lane] = if value.is_nan() {
+                        missing_bin
+                    } else {
+                        bin_of(edges, value)
+                    };
+                }
+            } else if let Some(low) = table.low {
+                for (&p, &value) in values {
+                    debug_assert_eq!(value, value.trunc());
+                    let index = (value as i32).wrapping_sub(low) as usize;
+                    out[p as usize - start][lane] = table
+                        .bins
+                        .get(index)
+                        .copied()
+                        .unwrap_or_else(|| bin_of(edges, value));
+                }
+            } else {
+                for (&p, &value) in values {
+                    out[p as usize - start][lane] = bin_of(edges, value);
+                }
+            }
+        }
+    }
+}
+
+/// Writes into `edges` the edges of an atom from `values`, its projections on the edge
+/// sample (whole numbers from `range.0` to `range.1` where `range` is given), and
+/// returns their number: counted where the range is short, sorted otherwise.
+fn place_edges(
+    values: &[f32],
+    range: Option<(i32, i32)>,
+    max_bins: usize,
+    edges: &mut [f32; MAX_EDGES],
+    scratch: &mut EdgeScratch,
+) -> usize {
+    let EdgeScratch {
+        keys,
+        sort_buffer,
+        counts,
+        runs,
+    } = scratch;
+    let counted = range.is_some_and(|(low, high)| {
+        span(low, high) <= COUNTED_SPAN_PER_SAMPLE * values.len()
+            && runs_by_counting(values, low, high, counts, runs)
+    });
+    if !counted {
+        keys.clear();
+        keys.extend(
+            values
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|&v| (sort_key(v) as u64) << 32),
+        );
+        sort_by_value(keys, sort_buffer);
+        runs_of_sorted_keys(keys, runs);
+    }
+    quantile_edges(runs, max_bins, edges)
+}
+
 /// The lowest and highest projection on `atom` where X holds whole numbers
 /// ([`Feature::MAX_WHOLE`]) and every projection is then a whole number computed
 /// exactly; `None` otherwise (pooled atoms included).
@@ -368,161 +477,4 @@ fn bins_of_whole_values(edges: &[f32; MAX_EDGES], low: i32, high: i32, table: &m
 }
 
 #[cfg(test)]
-mod tests {
-    use ndarray::Array2;
-    use proptest::prelude::*;
-
-    use super::*;
-    use crate::rng::Rng;
-
-    #[test]
-    fn tables_of_whole_values_give_the_bins_the_search_gives() {
-        // Edges on whole numbers too, where "below" must stay strict.
-        let mut edges = [f32::INFINITY; MAX_EDGES];
-        edges[..4].copy_from_slice(&[-3.0, 0.0, 2.5, 7.0]);
-        let mut table = Vec::new();
-        bins_of_whole_values(&edges, -5, 9, &mut table);
-        let searched: Vec<u8> = (-5..=9).map(|v| bin_of(&edges, v as f32)).collect();
-        assert_eq!(table, searched);
-    }
-
-    #[test]
-    fn positions_outside_the_edge_sample_are_binned_as_those_inside() {
-        // More samples than the edge sample: its positions are binned from the
-        // projections that set the edges, the others projected a block at a time.
-        let n = EDGE_SAMPLE + 1_500;
-        let mut rng = Rng::new(7, 0);
-        let x = Array2::from_shape_fn((n + 10, 4), |_| rng.unit() as f32 * 8.0 - 4.0);
-        let rows = Rows::from_view(x.view()).unwrap();
-        let row_of: Vec<u32> = (0..n as u32)
-            .map(|p| (p * 13 + 5) % (n as u32 + 10))
-            .collect();
-        let mut atoms = AtomSet::default();
-        atoms.clear();
-        for a in 0..3u32 {
-            atoms.push_pairs(&mut [(a, 1.0), (a + 1, -0.75)]);
-        }
-        let mut binned = BinnedAtoms::default();
-        binned.bin(
-            &rows,
-            &row_of,
-            atoms.clone(),
-            64,
-            false,
-            &mut Rng::new(7, 1),
-        );
-        for a in 0..atoms.len() {
-            let edges: &[f32; MAX_EDGES] = binned.edges[a * MAX_EDGES..][..MAX_EDGES]
-                .try_into()
-                .unwrap();
-            for (p, &row) in row_of.iter().enumerate() {
-                let z = atoms.get(a).project(rows.row(row as usize));
-                assert_eq!(
-                    binned.bin_at(a, p),
-                    bin_of(edges, z),
-                    "atom {a} position {p}"
-                );
-            }
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn byte_rows_bin_as_the_same_float_rows_do(
-            n in 1usize..300,
-            n_atoms in 1usize..40,
-            max_bins in 2usize..=256,
-            seed in any::<u64>(),
-        ) {
-            // Whole weights from -3 to 3 (whole projections: bins from a table) and
-            // halves (searched), on pixels from 0 to 255.
-            let mut rng = Rng::new(seed, 0);
-            let x = Array2::from_shape_fn((n, 6), |_| rng.below(256) as f32);
-            let bytes = x.mapv(|v| v as u8);
-            let mut atoms = AtomSet::default();
-            atoms.clear();
-            for a in 0..n_atoms {
-                let weight = |rng: &mut Rng| rng.below(7) as f32 - 3.0 + if a % 5 == 4 { 0.5 } else { 0.0 };
-                let mut pairs = [((a % 6) as u32, weight(&mut rng)), (((a + 1) % 6) as u32, weight(&mut rng))];
-                atoms.push_pairs(&mut pairs[..1 + a % 2]);
-            }
-            let row_of: Vec<u32> = (0..n as u32).collect();
-            let (mut from_floats, mut from_bytes) = (BinnedAtoms::default(), BinnedAtoms::default());
-            let rows = Rows::from_view(x.view()).unwrap();
-            from_floats.bin(&rows, &row_of, atoms.clone(), max_bins, false, &mut Rng::new(seed, 1));
-            let rows = Rows::from_view(bytes.view()).unwrap();
-            from_bytes.bin(&rows, &row_of, atoms.clone(), max_bins, false, &mut Rng::new(seed, 1));
-            for a in 0..n_atoms {
-                prop_assert_eq!(from_bytes.n_bins(a), from_floats.n_bins(a));
-                for p in 0..n {
-                    prop_assert_eq!(from_bytes.bin_at(a, p), from_floats.bin_at(a, p), "atom {} position {}", a, p);
-                }
-            }
-        }
-
-        #[test]
-        fn bins_order_projections_as_their_thresholds_do(
-            n in 1usize..400,
-            n_atoms in 1usize..40,
-            max_bins in 2usize..=256,
-            whole in any::<bool>(),
-            missing in any::<bool>(),
-            seed in any::<u64>(),
-        ) {
-            let mut rng = Rng::new(seed, 0);
-            let x = Array2::from_shape_fn((n + 3, 5), |_| {
-                let v = rng.unit() as f32 * 20.0 - 10.0;
-                let v = if whole { v.round() } else { v };
-                if missing && rng.below(8) == 0 { f32::NAN } else { v }
-            });
-            let rows = Rows::from_view(x.view()).unwrap();
-            let row_of: Vec<u32> = (0..n as u32).map(|i| (i * 7 + 1) % (n as u32 + 3)).collect();
-            let mut atoms = AtomSet::default();
-            atoms.clear();
-            for a in 0..n_atoms {
-                atoms.push_pairs(&mut [((a % 5) as u32, 1.0), (((a + 2) % 5) as u32, -0.5)]);
-            }
-            let mut binned = BinnedAtoms::default();
-            binned.bin(&rows, &row_of, atoms.clone(), max_bins, missing, &mut Rng::new(seed, 1));
-            prop_assert_eq!(binned.n_atoms(), n_atoms);
-            // With missing values, at most 255 bins for present values and one more.
-            let most = if missing { max_bins.min(255) + 1 } else { max_bins };
-            for a in 0..n_atoms {
-                let n_bins = binned.n_bins(a);
-                prop_assert!((1..=most).contains(&n_bins));
-                let missing_bin = binned.missing_bin(a);
-                prop_assert_eq!(missing_bin, missing.then(|| n_bins - 1));
-                let present_bins = n_bins - usize::from(missing);
-                let column: Vec<u8> = (0..n).map(|p| binned.bin_at(a, p)).collect();
-                let counts = &binned.counts(a / GROUP)[a % GROUP];
-                for (bin, &count) in counts.iter().enumerate() {
-                    let in_bin = column.iter().filter(|&&b| b as usize == bin).count();
-                    prop_assert_eq!(count as usize, in_bin, "atom {} bin {}", a, bin);
-                }
-                let z: Vec<f32> = row_of.iter().map(|&row| atoms.get(a).project(rows.row(row as usize))).collect();
-                for (p, &z) in z.iter().enumerate() {
-                    if z.is_nan() {
-                        prop_assert_eq!(Some(column[p] as usize), missing_bin);
-                        continue;
-                    }
-                    prop_assert!((column[p] as usize) < present_bins);
-                    for b in 0..n_bins - 1 {
-                        prop_assert_eq!(column[p] as usize <= b, z <= binned.threshold(a, b));
-                    }
-                }
-                // Few distinct values: a bin each, so that the bins are exact.
-                let mut distinct: Vec<f32> = z.iter().copied().filter(|z| !z.is_nan()).collect();
-                distinct.sort_by(f32::total_cmp);
-                distinct.dedup();
-                if distinct.len() < most {
-                    let present: Vec<usize> = (0..n).filter(|&p| !z[p].is_nan()).collect();
-                    for &p in &present {
-                        for &q in &present {
-                            prop_assert_eq!(column[p] == column[q], z[p] == z[q]);
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;
