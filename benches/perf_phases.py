@@ -72,7 +72,10 @@ PHASES = (
             "gather_classes",
         ),
     ),
-    ("binning", ("quantile_edges", "bin_of", "BinnedAtoms", "AtomEdges", "place_edges")),
+    (
+        "binning",
+        ("quantile_edges", "bin_of", "BinnedAtoms", "AtomEdges", "place_edges"),
+    ),
     ("partition", ("split_node",)),
     ("atom sampling", ("AtomSampler", "append_atoms", "sample_node", "Sampler")),
     ("gradients", ("boost::loss", "Loss", "gradients")),

@@ -1,4 +1,4 @@
-"""The fits that benches/profiles.md profiles, one per run, at one thread (``--threads``).
+"""The fits that benches/profiles.md profiles, one per run, at one thread by default.
 
     perf record -g -o booster.data -- python benches/profile_fit.py booster
     python benches/profile_fit.py forest --trees 20
