@@ -18,6 +18,9 @@
 //! atom gets one more bin, after its present values' bins, for the missing projections
 //! (its present values then have at most 255 bins). Edges come from the present values.
 
+use std::ops::Range;
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 
 use super::edges::{quantile_edges, runs_by_counting, runs_of_sorted_keys, span};
@@ -75,11 +78,14 @@ pub(crate) struct BinnedAtoms {
     tables: Vec<WholeBins>,
     /// Whether each atom's last bin holds the missing projections.
     missing: bool,
-    /// The projections of the edge sample, atom after atom.
-    edge_values: Vec<f32>,
+    /// The projections of the edge sample, a share of [`EDGE_TASK_ROWS`] samples
+    /// after another, each atom after atom.
+    edge_shares: Vec<Vec<f32>>,
     /// Buffers of the parallel tasks, kept from round to round: a round's projections
     /// are megabytes, which a fresh allocation would have the system clear each round.
-    row_scratch: Vec<RowScratch>,
+    /// Tasks projecting rows take one from the pool and put it back, so that there are
+    /// as many as tasks ran at once, not as many as tasks.
+    row_scratch: Mutex<Vec<RowScratch>>,
     edge_scratch: Vec<EdgeScratch>,
     /// Per atom, the number of positions in each bin.
     counts: Vec<[u32; SLOT]>,
@@ -93,8 +99,6 @@ pub(crate) struct BinnedAtoms {
 #[derive(Debug, Default)]
 struct RowScratch {
     projector: NodeProjector,
-    /// Projections of a share of the edge sample, atom after atom.
-    values: Vec<f32>,
     /// Positions outside the edge sample projected together, and their projections.
     block: Vec<u32>,
     block_values: Vec<f32>,
@@ -103,6 +107,8 @@ struct RowScratch {
 /// What a task setting the edges of a group of atoms reuses.
 #[derive(Debug, Default)]
 struct EdgeScratch {
+    /// One atom's projections on the edge sample.
+    values: Vec<f32>,
     /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
@@ -127,6 +133,38 @@ struct AtomEdges<'a> {
     n_bins: &'a [u16],
     tables: &'a [WholeBins],
     missing: bool,
+}
+
+/// The edge sample's projections, as the tasks that projected them left them.
+struct EdgeShares<'a> {
+    /// Per share of [`EDGE_TASK_ROWS`] samples, its projections atom after atom.
+    shares: &'a [Vec<f32>],
+    n_samples: usize,
+}
+
+impl EdgeShares<'_> {
+    /// The shares the edge samples `samples` fall in, with the samples of each.
+    fn pieces(&self, samples: Range<usize>) -> impl Iterator<Item = (usize, Range<usize>)> {
+        let n_samples = self.n_samples;
+        (samples.start / EDGE_TASK_ROWS..self.shares.len())
+            .map(move |share| {
+                let share_start = share * EDGE_TASK_ROWS;
+                let share_end = (share_start + EDGE_TASK_ROWS).min(n_samples);
+                (
+                    share,
+                    samples.start.max(share_start)..samples.end.min(share_end),
+                )
+            })
+            .take_while(|(_, piece)| piece.start < piece.end)
+    }
+
+    /// Atom `atom`'s projections of the edge samples `piece`, all in share `share`.
+    fn values(&self, atom: usize, share: usize, piece: Range<usize>) -> &[f32] {
+        let share_start = share * EDGE_TASK_ROWS;
+        let len = EDGE_TASK_ROWS.min(self.n_samples - share_start);
+        let values = &self.shares[share][atom * len..(atom + 1) * len];
+        &values[piece.start - share_start..piece.end - share_start]
+    }
 }
 
 impl BinnedAtoms {
@@ -176,9 +214,8 @@ impl BinnedAtoms {
         let s = edge_sample.len();
         let n_row_tasks = m.div_ceil(TASK_ROWS);
         let n_edge_tasks = s.div_ceil(EDGE_TASK_ROWS);
-        if self.row_scratch.len() < n_row_tasks.max(n_edge_tasks) {
-            self.row_scratch
-                .resize_with(n_row_tasks.max(n_edge_tasks), RowScratch::default);
+        if self.edge_shares.len() < n_edge_tasks {
+            self.edge_shares.resize_with(n_edge_tasks, Vec::new);
         }
         if self.edge_scratch.len() < n_groups {
             self.edge_scratch
@@ -186,30 +223,32 @@ impl BinnedAtoms {
         }
         let atoms = &self.atoms;
 
-        // The edge sample's projections, a share of its rows per task, then gathered
-        // atom after atom.
-        self.row_scratch[..n_edge_tasks]
+        // The edge sample's projections, a share of its samples per task.
+        let row_scratch = &self.row_scratch;
+        let with_scratch = |task: &mut dyn FnMut(&mut RowScratch)| {
+            let mut scratch = row_scratch
+                .lock()
+                .expect("no panics")
+                .pop()
+                .unwrap_or_default();
+            task(&mut scratch);
+            row_scratch.lock().expect("no panics").push(scratch);
+        };
+        self.edge_shares[..n_edge_tasks]
             .par_iter_mut()
             .zip(edge_sample.par_chunks(EDGE_TASK_ROWS))
-            .for_each(|(scratch, samples)| {
-                scratch
-                    .projector
-                    .project(rows, row_of, samples, atoms, &mut scratch.values);
+            .for_each(|(share, samples)| {
+                with_scratch(&mut |scratch| {
+                    scratch
+                        .projector
+                        .project(rows, row_of, samples, atoms, share);
+                });
             });
-        self.edge_values.clear();
-        self.edge_values.resize(n_atoms * s, 0.0);
-        let row_scratch = &self.row_scratch;
-        self.edge_values
-            .par_chunks_mut(s.max(1))
-            .enumerate()
-            .for_each(|(a, atom_values)| {
-                for (share, scratch) in atom_values.chunks_mut(EDGE_TASK_ROWS).zip(row_scratch) {
-                    let len = share.len();
-                    share.copy_from_slice(&scratch.values[a * len..(a + 1) * len]);
-                }
-            });
+        let edge_shares = EdgeShares {
+            shares: &self.edge_shares[..n_edge_tasks],
+            n_samples: s,
+        };
 
-        let edge_values = &self.edge_values;
         self.edges
             .par_chunks_mut(GROUP * MAX_EDGES)
             .zip(self.n_bins.par_chunks_mut(GROUP))
@@ -227,8 +266,13 @@ impl BinnedAtoms {
                     let range = whole_range::<T>(atoms.get(a))
                         .filter(|&(low, high)| !missing && span(low, high) < m.min(MAX_TABLE));
                     let edges: &mut [f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                    let values = &edge_values[a * s..(a + 1) * s];
-                    let n_edges = place_edges(values, range, max_bins, edges, scratch);
+                    let mut values = std::mem::take(&mut scratch.values);
+                    values.clear();
+                    for (share, piece) in edge_shares.pieces(0..s) {
+                        values.extend_from_slice(edge_shares.values(a, share, piece));
+                    }
+                    let n_edges = place_edges(&values, range, max_bins, edges, scratch);
+                    scratch.values = values;
                     *n_bins = n_edges as u16 + 1 + u16::from(missing);
                     table.low = range.map(|(low, _)| low);
                     table.bins.clear();
@@ -256,38 +300,41 @@ impl BinnedAtoms {
         };
         task_bins
             .into_par_iter()
-            .zip(self.row_scratch[..n_row_tasks].par_iter_mut())
             .enumerate()
-            .for_each(|(task, (mut out, scratch))| {
-                let start = task * TASK_ROWS;
-                let end = (start + TASK_ROWS).min(m);
-                let first = edge_sample.partition_point(|&p| (p as usize) < start);
-                let last = edge_sample.partition_point(|&p| (p as usize) < end);
-                let sampled = &edge_sample[first..last];
-                atom_edges.write(&mut out, start, sampled, |a| {
-                    &edge_values[a * s + first..a * s + last]
-                });
-                let mut in_sample = sampled.iter().copied().peekable();
-                let mut positions =
-                    (start as u32..end as u32).filter(|&p| in_sample.next_if_eq(&p).is_none());
-                let RowScratch {
-                    projector,
-                    block,
-                    block_values,
-                    ..
-                } = scratch;
-                loop {
-                    block.clear();
-                    block.extend(positions.by_ref().take(BLOCK));
-                    if block.is_empty() {
-                        break;
+            .for_each(|(task, mut out)| {
+                with_scratch(&mut |scratch| {
+                    let start = task * TASK_ROWS;
+                    let end = (start + TASK_ROWS).min(m);
+                    let first = edge_sample.partition_point(|&p| (p as usize) < start);
+                    let last = edge_sample.partition_point(|&p| (p as usize) < end);
+                    let sampled = &edge_sample[first..last];
+                    for (share, piece) in edge_shares.pieces(first..last) {
+                        atom_edges.write(&mut out, start, &edge_sample[piece.clone()], |a| {
+                            edge_shares.values(a, share, piece.clone())
+                        });
                     }
-                    projector.project(rows, row_of, block, atoms, block_values);
-                    let len = block.len();
-                    atom_edges.write(&mut out, start, block, |a| {
-                        &block_values[a * len..(a + 1) * len]
-                    });
-                }
+                    let mut in_sample = sampled.iter().copied().peekable();
+                    let mut positions =
+                        (start as u32..end as u32).filter(|&p| in_sample.next_if_eq(&p).is_none());
+                    let RowScratch {
+                        projector,
+                        block,
+                        block_values,
+                        ..
+                    } = scratch;
+                    loop {
+                        block.clear();
+                        block.extend(positions.by_ref().take(BLOCK));
+                        if block.is_empty() {
+                            break;
+                        }
+                        projector.project(rows, row_of, block, atoms, block_values);
+                        let len = block.len();
+                        atom_edges.write(&mut out, start, block, |a| {
+                            &block_values[a * len..(a + 1) * len]
+                        });
+                    }
+                });
             });
 
         // Each group's atoms counted together, a word at a time.
@@ -426,6 +473,7 @@ fn place_edges(
         sort_buffer,
         counts,
         runs,
+        ..
     } = scratch;
     let counted = range.is_some_and(|(low, high)| {
         span(low, high) <= COUNTED_SPAN_PER_SAMPLE * values.len()
