@@ -3,7 +3,7 @@
 //! are quantiles of a sample of the projections.
 //!
 //! A bin edge is a value threshold: a projection `z` lands in bin `b` exactly when
-//! `edge[b - 1] < z <= edge[b]`. So "bin <= b" and "z <= edge[b]" select the same
+//! `edge[b - 1] < z <= edge[b]`. So `bin <= b` and `z <= edge[b]` select the same
 //! samples, and a split found on bins is stored as the threshold `edge[b]` that scoring
 //! compares the same `f32` projection with: training and scoring agree on every row.
 //!
@@ -23,12 +23,12 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::edges::{quantile_edges, runs_by_counting, runs_of_sorted_keys, span};
+use super::edges::{place_edges, span, EdgeScratch};
 use super::histogram::SLOT;
 use crate::atoms::{Atom, AtomSet};
 use crate::data::{Feature, Rows};
 use crate::rng::Rng;
-use crate::split::{sort_by_value, sort_key, sums_exactly_in_integers, NodeProjector};
+use crate::split::{sums_exactly_in_integers, NodeProjector};
 
 /// Edges an atom can have: one fewer than the most bins a `u8` can name.
 pub(super) const MAX_EDGES: usize = 255;
@@ -47,10 +47,6 @@ const TASK_ROWS: usize = 2048;
 
 /// Longest table of the bins of whole-valued projections (bytes, one per value).
 const MAX_TABLE: usize = 1 << 16;
-
-/// Whole-valued projections are counted rather than sorted to set the edges when
-/// their range spans at most this many values per edge sample.
-const COUNTED_SPAN_PER_SAMPLE: usize = 2;
 
 /// Samples projected together before their values are binned.
 const BLOCK: usize = 256;
@@ -102,20 +98,6 @@ struct RowScratch {
     /// Positions outside the edge sample projected together, and their projections.
     block: Vec<u32>,
     block_values: Vec<f32>,
-}
-
-/// What a task setting the edges of a group of atoms reuses.
-#[derive(Debug, Default)]
-struct EdgeScratch {
-    /// One atom's projections on the edge sample.
-    values: Vec<f32>,
-    /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
-    keys: Vec<u64>,
-    sort_buffer: Vec<u64>,
-    /// Per whole number of an atom's range, its count in the edge sample.
-    counts: Vec<u32>,
-    /// One atom's distinct projections on the edge sample, ascending, with counts.
-    runs: Vec<(f32, u32)>,
 }
 
 /// For an atom whose projections are whole numbers in a range no longer than the round:
@@ -456,41 +438,6 @@ impl AtomEdges<'_> {
             }
         }
     }
-}
-
-/// Writes into `edges` the edges of an atom from `values`, its projections on the edge
-/// sample (whole numbers from `range.0` to `range.1` where `range` is given), and
-/// returns their number: counted where the range is short, sorted otherwise.
-fn place_edges(
-    values: &[f32],
-    range: Option<(i32, i32)>,
-    max_bins: usize,
-    edges: &mut [f32; MAX_EDGES],
-    scratch: &mut EdgeScratch,
-) -> usize {
-    let EdgeScratch {
-        keys,
-        sort_buffer,
-        counts,
-        runs,
-        ..
-    } = scratch;
-    let counted = range.is_some_and(|(low, high)| {
-        span(low, high) <= COUNTED_SPAN_PER_SAMPLE * values.len()
-            && runs_by_counting(values, low, high, counts, runs)
-    });
-    if !counted {
-        keys.clear();
-        keys.extend(
-            values
-                .iter()
-                .filter(|v| !v.is_nan())
-                .map(|&v| (sort_key(v) as u64) << 32),
-        );
-        sort_by_value(keys, sort_buffer);
-        runs_of_sorted_keys(keys, runs);
-    }
-    quantile_edges(runs, max_bins, edges)
 }
 
 /// The lowest and highest projection on `atom` where X holds whole numbers

@@ -2,15 +2,69 @@
 //! taken from the sample's distinct values and their counts: sorted, or, for whole
 //! numbers in a short range, counted (the same values and counts, so the same edges).
 
-use crate::split::{key_value, midpoint};
+use super::binning::MAX_EDGES;
+use crate::split::{key_value, midpoint, sort_by_value, sort_key};
 
 /// The number of whole numbers from `low` to `high`, less one.
 pub(super) fn span(low: i32, high: i32) -> usize {
     (high as i64 - low as i64) as usize
 }
 
+/// Whole-valued projections are counted rather than sorted to set the edges when
+/// their range spans at most this many values per edge sample.
+const COUNTED_SPAN_PER_SAMPLE: usize = 2;
+
+/// What a task setting the edges of a group of atoms reuses.
+#[derive(Debug, Default)]
+pub(super) struct EdgeScratch {
+    /// One atom's projections on the edge sample.
+    pub values: Vec<f32>,
+    /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
+    keys: Vec<u64>,
+    sort_buffer: Vec<u64>,
+    /// Per whole number of an atom's range, its count in the edge sample.
+    counts: Vec<u32>,
+    /// One atom's distinct projections on the edge sample, ascending, with counts.
+    runs: Vec<(f32, u32)>,
+}
+
+/// Writes into `edges` the edges of an atom from `values`, its projections on the edge
+/// sample (whole numbers from `range.0` to `range.1` where `range` is given), and
+/// returns their number: counted where the range is short, sorted otherwise.
+pub(super) fn place_edges(
+    values: &[f32],
+    range: Option<(i32, i32)>,
+    max_bins: usize,
+    edges: &mut [f32; MAX_EDGES],
+    scratch: &mut EdgeScratch,
+) -> usize {
+    let EdgeScratch {
+        keys,
+        sort_buffer,
+        counts,
+        runs,
+        ..
+    } = scratch;
+    let counted = range.is_some_and(|(low, high)| {
+        span(low, high) <= COUNTED_SPAN_PER_SAMPLE * values.len()
+            && runs_by_counting(values, low, high, counts, runs)
+    });
+    if !counted {
+        keys.clear();
+        keys.extend(
+            values
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|&v| (sort_key(v) as u64) << 32),
+        );
+        sort_by_value(keys, sort_buffer);
+        runs_of_sorted_keys(keys, runs);
+    }
+    quantile_edges(runs, max_bins, edges)
+}
+
 /// Writes into `runs` the distinct values of `keys`, the sorted
-/// [`sort_key`](crate::split::sort_key)s of a
+/// [`sort_key`]s of a
 /// sample of projections (in their high halves), ascending, each with its count.
 pub(super) fn runs_of_sorted_keys(keys: &[u64], runs: &mut Vec<(f32, u32)>) {
     runs.clear();
