@@ -248,13 +248,12 @@ impl BinnedAtoms {
                     let range = whole_range::<T>(atoms.get(a))
                         .filter(|&(low, high)| !missing && span(low, high) < m.min(MAX_TABLE));
                     let edges: &mut [f32; MAX_EDGES] = edges.try_into().expect("one atom's edges");
-                    let mut values = std::mem::take(&mut scratch.values);
-                    values.clear();
+                    scratch.values.clear();
                     for (share, piece) in edge_shares.pieces(0..s) {
-                        values.extend_from_slice(edge_shares.values(a, share, piece));
+                        let values = edge_shares.values(a, share, piece);
+                        scratch.values.extend_from_slice(values);
                     }
-                    let n_edges = place_edges(&values, range, max_bins, edges, scratch);
-                    scratch.values = values;
+                    let n_edges = place_edges(range, max_bins, edges, scratch);
                     *n_bins = n_edges as u16 + 1 + u16::from(missing);
                     table.low = range.map(|(low, _)| low);
                     table.bins.clear();

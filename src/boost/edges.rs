@@ -17,7 +17,7 @@ const COUNTED_SPAN_PER_SAMPLE: usize = 2;
 /// What a task setting the edges of a group of atoms reuses.
 #[derive(Debug, Default)]
 pub(super) struct EdgeScratch {
-    /// One atom's projections on the edge sample.
+    /// One atom's projections on the edge sample, which the caller writes.
     pub values: Vec<f32>,
     /// Sort keys of one atom's projections on the edge sample, and the sort's buffer.
     keys: Vec<u64>,
@@ -28,22 +28,21 @@ pub(super) struct EdgeScratch {
     runs: Vec<(f32, u32)>,
 }
 
-/// Writes into `edges` the edges of an atom from `values`, its projections on the edge
-/// sample (whole numbers from `range.0` to `range.1` where `range` is given), and
-/// returns their number: counted where the range is short, sorted otherwise.
+/// Writes into `edges` the edges of an atom from `scratch.values`, its projections on
+/// the edge sample (whole numbers from `range.0` to `range.1` where `range` is given),
+/// and returns their number: counted where the range is short, sorted otherwise.
 pub(super) fn place_edges(
-    values: &[f32],
     range: Option<(i32, i32)>,
     max_bins: usize,
     edges: &mut [f32; MAX_EDGES],
     scratch: &mut EdgeScratch,
 ) -> usize {
     let EdgeScratch {
+        values,
         keys,
         sort_buffer,
         counts,
         runs,
-        ..
     } = scratch;
     let counted = range.is_some_and(|(low, high)| {
         span(low, high) <= COUNTED_SPAN_PER_SAMPLE * values.len()
