@@ -8,7 +8,7 @@ use super::engine::MAX_EXPLAINED_DEPTH;
 use super::quadrature::Quadrature;
 use crate::atoms::{Atom, Reduce, Window};
 use crate::error::{invalid, Result};
-use crate::tree::{Node, Tree};
+use crate::tree::Tree;
 
 /// The player of a node that splits on no atom: a leaf.
 const NO_PLAYER: u32 = u32::MAX;
@@ -122,14 +122,15 @@ impl<'t> ExplainedTree<'t> {
                 n_outputs: 0,
                 left_fraction: 0.0,
             };
-            if let Some(atom) = tree.split_atom(id) {
-                let right = right_of(node);
+            if let (Some(atom), Some((right, threshold, missing_left))) =
+                (tree.split_atom(id), node.split_sides())
+            {
+                let right = right as usize;
                 let next = players.len() as u32;
                 let player = *players.entry(atom_key(&atom)).or_insert(next);
                 if player == next {
                     first_node.push(id as u32);
                 }
-                let (threshold, missing_left) = threshold_of(node);
                 walk_node = WalkNode {
                     player,
                     right: right as u32,
@@ -283,38 +284,6 @@ fn leaf_outputs(
         }
     }
     (outputs, parent_slot, values)
-}
-
-/// A split's threshold and side for missing values.
-fn threshold_of(node: &Node) -> (f32, bool) {
-    match *node {
-        Node::Split {
-            threshold,
-            missing_left,
-            ..
-        }
-        | Node::SplitOnFeature {
-            threshold,
-            missing_left,
-            ..
-        }
-        | Node::SplitPooled {
-            threshold,
-            missing_left,
-            ..
-        } => (threshold, missing_left),
-        Node::Leaf { .. } => (0.0, false),
-    }
-}
-
-/// The right child of a split node (0 for a leaf, which has none).
-fn right_of(node: &Node) -> usize {
-    match *node {
-        Node::Split { right, .. }
-        | Node::SplitOnFeature { right, .. }
-        | Node::SplitPooled { right, .. } => right as usize,
-        Node::Leaf { .. } => 0,
-    }
 }
 
 /// The share of a split's cover its left child `left` took: by the training weight

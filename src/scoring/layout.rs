@@ -8,7 +8,7 @@ use super::row_walk::RowNode;
 use crate::atoms::{project_pooled, MissingCells, Window};
 use crate::data::Feature;
 use crate::runtime::rows::SCORE_CHUNK;
-use crate::tree::{Node, Tree};
+use crate::tree::Tree;
 
 /// A node of [`ScoringTrees`], numbered as in its tree.
 #[derive(Debug, Clone, Copy)]
@@ -127,31 +127,6 @@ pub struct ScoringTrees {
     pub(super) walk: Walk,
 }
 
-/// The right child, threshold and missing side of a split node; `None` for a leaf.
-fn split_sides(node: &Node) -> Option<(u32, f32, bool)> {
-    match *node {
-        Node::Split {
-            right,
-            threshold,
-            missing_left,
-            ..
-        }
-        | Node::SplitOnFeature {
-            right,
-            threshold,
-            missing_left,
-            ..
-        }
-        | Node::SplitPooled {
-            right,
-            threshold,
-            missing_left,
-            ..
-        } => Some((right, threshold, missing_left)),
-        Node::Leaf { .. } => None,
-    }
-}
-
 impl ScoringTrees {
     /// The layout of `trees`, whose splits use features below `n_features` (as the
     /// loaders check); `leaf_slot(t, id)` says what to keep for leaf `id` of tree `t`.
@@ -194,7 +169,7 @@ impl ScoringTrees {
         };
         for (t, tree) in trees.iter().enumerate() {
             for (id, node) in tree.nodes().iter().enumerate() {
-                let scoring = match (split_sides(node), tree.split_atom(id)) {
+                let scoring = match (node.split_sides(), tree.split_atom(id)) {
                     (Some((right, threshold, missing_left)), Some(atom)) => {
                         match (atom.window, atom.indices, atom.weights) {
                             (Some(window), indices, weights) => {
@@ -250,7 +225,7 @@ impl ScoringTrees {
             // The walks rely on each link lying within its tree (loaders check).
             let n_nodes = tree.nodes().len() as u32;
             for (id, node) in tree.nodes().iter().enumerate() {
-                if let Some((right, ..)) = split_sides(node) {
+                if let Some((right, ..)) = node.split_sides() {
                     assert!(id as u32 + 1 < right && right < n_nodes, "a valid tree");
                 }
             }

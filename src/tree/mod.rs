@@ -114,6 +114,32 @@ pub struct TreeStats {
 }
 
 impl Node {
+    /// A split's right child, threshold and side for missing values, whatever kind of
+    /// split it is; `None` for a leaf.
+    pub fn split_sides(&self) -> Option<(u32, f32, bool)> {
+        match *self {
+            Node::Split {
+                right,
+                threshold,
+                missing_left,
+                ..
+            }
+            | Node::SplitOnFeature {
+                right,
+                threshold,
+                missing_left,
+                ..
+            }
+            | Node::SplitPooled {
+                right,
+                threshold,
+                missing_left,
+                ..
+            } => Some((right, threshold, missing_left)),
+            Node::Leaf { .. } => None,
+        }
+    }
+
     /// Points a split at its right child; a leaf has none.
     pub(crate) fn set_right(&mut self, id: u32) {
         if let Node::Split { right, .. }

@@ -3,8 +3,8 @@
 
 use crate::common::banded_images;
 use morf_rs::{
-    AtomKind, BoostParams, BoostTargets, Booster, Inspect, MorfError, Node, Patches, ScoreOptions,
-    Tree, NO_NODE,
+    AtomKind, BoostParams, BoostTargets, Booster, Inspect, MorfError, Patches, ScoreOptions, Tree,
+    NO_NODE,
 };
 use ndarray::Array2;
 
@@ -31,12 +31,8 @@ fn models(x: &Array2<f32>, y: &[u32]) -> Vec<Booster> {
 
 /// The ids of the children of node `id` of `tree`, or `None` for a leaf.
 fn children(tree: &Tree, id: u32) -> Option<(u32, u32)> {
-    match tree.nodes()[id as usize] {
-        Node::Split { right, .. }
-        | Node::SplitOnFeature { right, .. }
-        | Node::SplitPooled { right, .. } => Some((id + 1, right)),
-        Node::Leaf { .. } => None,
-    }
+    let (right, ..) = tree.nodes()[id as usize].split_sides()?;
+    Some((id + 1, right))
 }
 
 #[test]

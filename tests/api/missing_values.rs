@@ -4,9 +4,7 @@
 //! child.
 
 use morf_rs::rng::Rng;
-use morf_rs::{
-    AtomKind, Forest, ForestParams, Inspect, MaxFeatures, Node, Patches, ScoreOptions, Tree,
-};
+use morf_rs::{AtomKind, Forest, ForestParams, Inspect, MaxFeatures, Patches, ScoreOptions, Tree};
 use ndarray::Array2;
 
 /// 4x4 images whose class is which half is brighter; a fraction `missing` of the
@@ -51,27 +49,10 @@ fn forest_kinds() -> Vec<ForestParams> {
 
 /// The split nodes of `tree` with their id, right child and missing side.
 fn splits(tree: &Tree) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
-    tree.nodes()
-        .iter()
-        .enumerate()
-        .filter_map(|(id, node)| match *node {
-            Node::Split {
-                right,
-                missing_left,
-                ..
-            }
-            | Node::SplitOnFeature {
-                right,
-                missing_left,
-                ..
-            }
-            | Node::SplitPooled {
-                right,
-                missing_left,
-                ..
-            } => Some((id, right as usize, missing_left)),
-            Node::Leaf { .. } => None,
-        })
+    tree.nodes().iter().enumerate().filter_map(|(id, node)| {
+        let (right, _, missing_left) = node.split_sides()?;
+        Some((id, right as usize, missing_left))
+    })
 }
 
 #[test]

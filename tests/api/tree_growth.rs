@@ -2,8 +2,7 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, Node, Patches, Targets,
-    Tree,
+    AtomKind, Criterion, FitControl, Forest, ForestParams, MaxFeatures, Patches, Targets, Tree,
 };
 use ndarray::{Array2, ArrayView2};
 
@@ -28,12 +27,7 @@ fn fit(params: &ForestParams, x: ArrayView2<'_, f32>, targets: Targets<'_>) -> F
 fn thresholds(tree: &Tree) -> Vec<f32> {
     tree.nodes()
         .iter()
-        .filter_map(|node| match node {
-            Node::SplitOnFeature { threshold, .. }
-            | Node::Split { threshold, .. }
-            | Node::SplitPooled { threshold, .. } => Some(*threshold),
-            Node::Leaf { .. } => None,
-        })
+        .filter_map(|node| node.split_sides().map(|(_, threshold, _)| threshold))
         .collect()
 }
 

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use ndarray::Axis;
 
-use morf_rs::{Explain, Forest, ForestParams, Leaves, MaxFeatures, Node, ScoreOptions, Tree};
+use morf_rs::{Explain, Forest, ForestParams, Leaves, MaxFeatures, ScoreOptions, Tree};
 
 use super::*;
 
@@ -22,27 +22,10 @@ fn coalition_value(
         Leaves::Classes { .. } => tree.posterior(id).unwrap()[1] as f64,
         Leaves::Values { .. } => tree.leaf_values(id).unwrap()[0],
     };
-    let (right, threshold, missing_left) = match tree.nodes()[id] {
-        Node::Leaf { .. } => return leaf_value(id),
-        Node::Split {
-            right,
-            threshold,
-            missing_left,
-            ..
-        }
-        | Node::SplitOnFeature {
-            right,
-            threshold,
-            missing_left,
-            ..
-        }
-        | Node::SplitPooled {
-            right,
-            threshold,
-            missing_left,
-            ..
-        } => (right as usize, threshold, missing_left),
+    let Some((right, threshold, missing_left)) = tree.nodes()[id].split_sides() else {
+        return leaf_value(id);
     };
+    let right = right as usize;
     if in_coalition(id) {
         let value = tree.split_atom(id).unwrap().project(row);
         let left = value <= threshold || (missing_left && value.is_nan());
@@ -187,27 +170,9 @@ fn shapley_leaf_by_leaf(tree: &Tree, row: &[f32]) -> (Vec<(u32, f64)>, usize) {
             }
             continue;
         };
-        let (right, threshold, missing_left) = match tree.nodes()[id] {
-            Node::Split {
-                right,
-                threshold,
-                missing_left,
-                ..
-            }
-            | Node::SplitOnFeature {
-                right,
-                threshold,
-                missing_left,
-                ..
-            }
-            | Node::SplitPooled {
-                right,
-                threshold,
-                missing_left,
-                ..
-            } => (right as usize, threshold, missing_left),
-            Node::Leaf { .. } => unreachable!(),
-        };
+        let (right, threshold, missing_left) =
+            tree.nodes()[id].split_sides().expect("a split node");
+        let right = right as usize;
         let value = atom.project(row);
         let left = value <= threshold || (missing_left && value.is_nan());
         let weights = tree.node_weights();
