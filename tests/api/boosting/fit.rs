@@ -119,20 +119,7 @@ fn training_scores_follow_the_thresholds_that_scoring_uses() {
         ..BoostParams::default()
     };
     let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
-    let proba = model
-        .predict(x.view(), &ScoreOptions::new().with_threads(2))
-        .unwrap();
-    let log_loss = y
-        .iter()
-        .enumerate()
-        .map(|(i, &label)| -proba[[i, label as usize]].ln())
-        .sum::<f64>()
-        / y.len() as f64;
-    let recorded = *model.train_loss().last().unwrap();
-    assert!(
-        (log_loss - recorded).abs() < 1e-9,
-        "scored {log_loss}, recorded while training {recorded}"
-    );
+    assert_scored_loss_is_the_recorded_one(&model, &x, &y);
 }
 
 #[test]

@@ -37,6 +37,26 @@ pub(crate) fn classes(labels: &[u32], n_classes: usize) -> BoostTargets<'_> {
     BoostTargets::Classes { labels, n_classes }
 }
 
+/// Asserts that the log loss of `model`'s probabilities on `x` (scored on 2 threads)
+/// is the training loss it recorded for its last round: rows in a round's sample follow
+/// bins, the others thresholds, and scoring must put every row in the same leaf.
+pub(crate) fn assert_scored_loss_is_the_recorded_one(model: &Booster, x: &Array2<f32>, y: &[u32]) {
+    let proba = model
+        .predict(x.view(), &ScoreOptions::new().with_threads(2))
+        .unwrap();
+    let log_loss = y
+        .iter()
+        .enumerate()
+        .map(|(i, &label)| -proba[[i, label as usize]].ln())
+        .sum::<f64>()
+        / y.len() as f64;
+    let recorded = *model.train_loss().last().unwrap();
+    assert!(
+        (log_loss - recorded).abs() < 1e-9,
+        "scored {log_loss}, recorded while training {recorded}"
+    );
+}
+
 pub(crate) fn accuracy(model: &Booster, x: &Array2<f32>, y: &[u32]) -> f64 {
     let proba = model.predict(x.view(), &ScoreOptions::new()).unwrap();
     let hits = proba

@@ -240,20 +240,7 @@ fn with_missing_values_training_and_scoring_agree_and_threads_do_not_matter() {
     let model = Booster::fit(&params, x.view(), classes(&y, 3), None).unwrap();
     // Rows in a round's sample follow bins, the others thresholds and learnt sides,
     // as scoring does: both must reach the same leaves.
-    let proba = model
-        .predict(x.view(), &ScoreOptions::new().with_threads(2))
-        .unwrap();
-    let log_loss = y
-        .iter()
-        .enumerate()
-        .map(|(i, &label)| -proba[[i, label as usize]].ln())
-        .sum::<f64>()
-        / y.len() as f64;
-    let recorded = *model.train_loss().last().unwrap();
-    assert!(
-        (log_loss - recorded).abs() < 1e-9,
-        "scored {log_loss}, recorded while training {recorded}"
-    );
+    assert_scored_loss_is_the_recorded_one(&model, &x, &y);
     assert!(accuracy(&model, &x, &y) > 0.8);
     let with_threads = |n_threads| {
         let params = BoostParams {
