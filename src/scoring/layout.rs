@@ -296,16 +296,16 @@ impl ScoringTrees {
 }
 
 /// For rows of bytes, the side of a split on `weights` at `threshold` by whole sums:
-/// the largest whole sum that goes left, when every weight is a whole number and
-/// every sum of the weights' products with bytes (partial sums included) lies within
-/// `i16`. Such products and sums are whole numbers far below 2^24, exact in `f32`
-/// whatever the order, so the float projection is the whole sum `s`, never missing,
+/// the largest whole sum that goes left, when every weight is a whole number that a
+/// signed byte holds and every sum of the weights' products with bytes (partial sums
+/// included) lies within `i16`. Such products and sums are whole numbers far below
+/// 2^24, exact in `f32` whatever the order, so the float projection is the whole sum `s`, never missing,
 /// and it goes left (`s <= threshold`) exactly when `s` is at most the limit. `None`
 /// where the weights do not allow it, or the threshold is NaN.
 pub(super) fn whole_limit(weights: &[f32], threshold: f32) -> Option<i16> {
     let mut reach = 0.0f64;
     for &weight in weights {
-        if !weight.is_finite() || weight.trunc() != weight {
+        if !weight.is_finite() || weight.trunc() != weight || weight.abs() > 127.0 {
             return None;
         }
         reach += f64::from(weight.abs()) * f64::from(u8::MAX);
