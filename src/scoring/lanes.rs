@@ -18,6 +18,10 @@ pub(crate) const BLOCK: usize = Mask::BITS as usize;
 /// busy; a group none of whose rows reach a split is skipped.
 const LANES: usize = u32::BITS as usize;
 
+/// Most rows of a block reaching a split that are gathered into one vector and
+/// summed alone, rather than summed with the other rows of their groups.
+const MOST_GATHERED_ROWS: u32 = 8;
+
 /// The bits of one group of [`LANES`] rows.
 const LANE_BITS: Mask = u32::MAX as Mask;
 
@@ -35,6 +39,15 @@ pub(crate) trait BlockCell: Copy + Default + Send + Sync + 'static {
     /// The processor has AVX2, and eight cells from `cells` are readable.
     #[cfg(target_arch = "x86_64")]
     unsafe fn load_8(cells: *const Self) -> std::arch::x86_64::__m256;
+    /// The cells at the eight offsets `rows` from `cells`, as `f32`.
+    ///
+    /// # Safety
+    /// The processor has AVX2, and the eight cells are readable.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn gather_8(
+        cells: *const Self,
+        rows: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256;
     /// `cells` as bytes, if they are: splits with a
     /// [`whole_limit`](super::layout::whole_limit) then go by whole sums.
     fn as_bytes(cells: &[Self]) -> Option<&[u8]>;
@@ -54,6 +67,15 @@ impl BlockCell for f32 {
     unsafe fn load_8(cells: *const f32) -> std::arch::x86_64::__m256 {
         // SAFETY: as the caller promises.
         unsafe { std::arch::x86_64::_mm256_loadu_ps(cells) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn gather_8(
+        cells: *const f32,
+        rows: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256 {
+        // SAFETY: as the caller promises.
+        unsafe { std::arch::x86_64::_mm256_i32gather_ps::<4>(cells, rows) }
     }
     #[inline(always)]
     fn as_bytes(_: &[f32]) -> Option<&[u8]> {
@@ -76,6 +98,23 @@ impl BlockCell for u8 {
         use std::arch::x86_64::*;
         // SAFETY: as the caller promises; whole numbers below 2^24 convert exactly.
         unsafe { _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(cells.cast()))) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn gather_8(
+        cells: *const u8,
+        rows: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        // A hardware gather reads four bytes a row, past the cells for the block's
+        // last rows: the bytes are read one by one instead.
+        let mut offsets = [0i32; 8];
+        // SAFETY: as the caller promises, and `offsets` holds eight `i32`.
+        unsafe {
+            _mm256_storeu_si256(offsets.as_mut_ptr().cast(), rows);
+            let bytes = offsets.map(|row| i32::from(*cells.add(row as usize)));
+            _mm256_cvtepi32_ps(_mm256_loadu_si256(bytes.as_ptr().cast()))
+        }
     }
     #[inline(always)]
     fn as_bytes(cells: &[u8]) -> Option<&[u8]> {
@@ -111,7 +150,11 @@ pub(crate) fn left_rows_fastest<C: BlockCell>(
         if avx2 {
             // SAFETY: the processor has AVX2.
             break 'sides unsafe {
-                left_rows_avx2(block, columns, weights, threshold, missing_left, rows)
+                if rows.count_ones() <= MOST_GATHERED_ROWS {
+                    left_rows_gathered_avx2(block, columns, weights, threshold, missing_left, rows)
+                } else {
+                    left_rows_avx2(block, columns, weights, threshold, missing_left, rows)
+                }
             };
         }
         let _ = avx2;
@@ -240,6 +283,56 @@ fn left_rows_avx2<C: BlockCell>(
         }
         left |= Mask::from(bits) << shift;
         missing |= Mask::from(missing_bits) << shift;
+    }
+    (left, missing)
+}
+
+/// [`left_rows`] for at most [`MOST_GATHERED_ROWS`] rows, gathered into the lanes of
+/// one AVX2 vector: the same products and sums in the same order, so the same bits,
+/// without summing the rows of their groups that no longer reach the split. Callable
+/// only where the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn left_rows_gathered_avx2<C: BlockCell>(
+    block: &[C],
+    columns: &[u32],
+    weights: &[f32],
+    threshold: f32,
+    missing_left: bool,
+    rows: Mask,
+) -> (Mask, Mask) {
+    use std::arch::x86_64::*;
+    // The rows' indices in the block; lanes beyond them repeat the first.
+    let mut indices = [rows.trailing_zeros() as i32; 8];
+    let mut pending = rows;
+    let mut n_rows = 0;
+    while pending != 0 && n_rows < indices.len() {
+        indices[n_rows] = pending.trailing_zeros() as i32;
+        n_rows += 1;
+        pending &= pending - 1;
+    }
+    // SAFETY: `indices` holds eight `i32`.
+    let offsets = unsafe { _mm256_loadu_si256(indices.as_ptr().cast()) };
+    let mut sums = _mm256_setzero_ps();
+    for term in 0..columns.len().min(weights.len()) {
+        let cells = &block[columns[term] as usize * BLOCK..][..BLOCK];
+        // SAFETY: every offset is a row of the block, below `BLOCK`.
+        let values = unsafe { C::gather_8(cells.as_ptr(), offsets) };
+        sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(weights[term]), values));
+    }
+    let threshold = _mm256_set1_ps(threshold);
+    // `goes_left`, as in `left_rows_avx2`.
+    let goes = if missing_left {
+        _mm256_cmp_ps::<_CMP_NGT_UQ>(sums, threshold)
+    } else {
+        _mm256_cmp_ps::<_CMP_LE_OQ>(sums, threshold)
+    };
+    let goes = _mm256_movemask_ps(goes) as u32;
+    let nan = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sums, sums)) as u32;
+    let (mut left, mut missing): (Mask, Mask) = (0, 0);
+    for (lane, &row) in indices[..n_rows].iter().enumerate() {
+        left |= Mask::from(goes >> lane & 1) << row;
+        missing |= Mask::from(nan >> lane & 1) << row;
     }
     (left, missing)
 }
@@ -388,14 +481,20 @@ mod tests {
             terms in prop::collection::vec((0u32..3, -2i8..=2), 1..6),
             threshold in -3i8..=3,
             missing_left: bool,
-            rows: u128,
+            many_rows: u128,
+            // As few rows as a split deep in a tree sees, gathered into one vector.
+            few_rows in prop::collection::vec(0..BLOCK, 1..=MOST_GATHERED_ROWS as usize + 1),
         ) {
             let values = [0.0, 1.0, -1.0, 0.5, 2.0, f32::NAN];
             let block: Vec<f32> = cells.iter().map(|&c| values[c]).collect();
             let columns: Vec<u32> = terms.iter().map(|&(c, _)| c).collect();
             let weights: Vec<f32> = terms.iter().map(|&(_, w)| f32::from(w) * 0.5).collect();
             let threshold = f32::from(threshold) * 0.5;
-            for missing in [MissingCells::AnyCellMissing, MissingCells::RescaledPresent] {
+            let few_rows = few_rows.iter().fold(0, |rows: Mask, &r| rows | 1 << r);
+            for (missing, rows) in [MissingCells::AnyCellMissing, MissingCells::RescaledPresent]
+                .into_iter()
+                .flat_map(|missing| [(missing, many_rows), (missing, few_rows)])
+            {
                 let walked = walked_left_rows(
                     &block, &columns, &weights, threshold, missing_left, missing, rows,
                 );
@@ -418,8 +517,10 @@ mod tests {
             threshold in prop::sample::select(vec![-20i32, -9, -4, -1, 0, 1, 3, 6, 11, 20, 4000]),
             halves: bool,
             missing_left: bool,
-            rows: u128,
+            many_rows: u128,
+            few_rows in prop::collection::vec(0..BLOCK, 1..=MOST_GATHERED_ROWS as usize + 1),
         ) {
+            let few_rows = few_rows.iter().fold(0, |rows: Mask, &r| rows | 1 << r);
             let floats: Vec<f32> = cells.iter().map(|&c| f32::from(c)).collect();
             let columns: Vec<u32> = terms.iter().map(|&(c, _, _)| c).collect();
             let weights: Vec<f32> = terms
@@ -428,6 +529,7 @@ mod tests {
                 .collect();
             let threshold = threshold as f32 + if halves { 0.5 } else { 0.0 };
             let missing = MissingCells::AnyCellMissing;
+            for rows in [many_rows, few_rows] {
             let walked = walked_left_rows(
                 &floats, &columns, &weights, threshold, missing_left, missing, rows,
             );
@@ -441,6 +543,7 @@ mod tests {
                     let left = left_rows_whole(&cells, avx2, &columns, &whole, limit, rows);
                     prop_assert_eq!(left & rows, walked);
                 }
+            }
             }
         }
 
