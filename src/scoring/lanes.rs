@@ -530,20 +530,20 @@ mod tests {
             let threshold = threshold as f32 + if halves { 0.5 } else { 0.0 };
             let missing = MissingCells::AnyCellMissing;
             for rows in [many_rows, few_rows] {
-            let walked = walked_left_rows(
-                &floats, &columns, &weights, threshold, missing_left, missing, rows,
-            );
-            for avx2 in [false, has_avx2()] {
-                let fastest = left_rows_fastest(
-                    &cells, avx2, &columns, &weights, threshold, missing_left, missing, rows,
+                let walked = walked_left_rows(
+                    &floats, &columns, &weights, threshold, missing_left, missing, rows,
                 );
-                prop_assert_eq!(fastest & rows, walked);
-                if let Some(limit) = whole_limit(&weights, threshold) {
-                    let whole: Vec<i16> = weights.iter().map(|&w| w as i16).collect();
-                    let left = left_rows_whole(&cells, avx2, &columns, &whole, limit, rows);
-                    prop_assert_eq!(left & rows, walked);
+                for avx2 in [false, has_avx2()] {
+                    let fastest = left_rows_fastest(
+                        &cells, avx2, &columns, &weights, threshold, missing_left, missing, rows,
+                    );
+                    prop_assert_eq!(fastest & rows, walked);
+                    if let Some(limit) = whole_limit(&weights, threshold) {
+                        let whole: Vec<i16> = weights.iter().map(|&w| w as i16).collect();
+                        let left = left_rows_whole(&cells, avx2, &columns, &whole, limit, rows);
+                        prop_assert_eq!(left & rows, walked);
+                    }
                 }
-            }
             }
         }
 

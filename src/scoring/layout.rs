@@ -97,8 +97,8 @@ const SMALL_TREE_NODES: usize = 512;
 
 /// Most bytes of float columns that a chunk of rows walked tree after tree transposes,
 /// so that they stay in a core's level-2 cache (2 MB here) beside the tree: 784
-/// features of 1,024 rows (3.2 MB) did not, and MORF scored float rows in a third
-/// more time than in chunks of 256 rows.
+/// features of 1,024 rows (3.2 MB) did not, and MORF scored float rows in a fifth to
+/// a third more time than in chunks of 256 rows.
 const TREE_MAJOR_COLUMN_BYTES: usize = 1 << 20;
 
 /// The trees of a model laid out for scoring blocks of rows. `pub` only because the
@@ -311,9 +311,9 @@ impl ScoringTrees {
 /// the largest whole sum that goes left, when every weight is a whole number that a
 /// signed byte holds and every sum of the weights' products with bytes (partial sums
 /// included) lies within `i16`. Such products and sums are whole numbers far below
-/// 2^24, exact in `f32` whatever the order, so the float projection is the whole sum `s`, never missing,
-/// and it goes left (`s <= threshold`) exactly when `s` is at most the limit. `None`
-/// where the weights do not allow it, or the threshold is NaN.
+/// 2^24, exact in `f32` whatever the order, so the float projection is the whole sum
+/// `s`, never missing, and it goes left (`s <= threshold`) exactly when `s` is at most
+/// the limit. `None` where the weights do not allow it, or the threshold is NaN.
 pub(super) fn whole_limit(weights: &[f32], threshold: f32) -> Option<i16> {
     let mut reach = 0.0f64;
     for &weight in weights {
