@@ -270,21 +270,38 @@ fn left_rows_avx2<C: BlockCell>(
         let mut bits = 0u32;
         let mut missing_bits = 0u32;
         for (k, &sum) in sums.iter().enumerate() {
-            // `goes_left`: not above the threshold, NaN included, when missing
-            // projections go left; at most the threshold, NaN excluded, otherwise.
-            let goes = if missing_left {
-                _mm256_cmp_ps::<_CMP_NGT_UQ>(sum, threshold)
-            } else {
-                _mm256_cmp_ps::<_CMP_LE_OQ>(sum, threshold)
-            };
-            bits |= (_mm256_movemask_ps(goes) as u32) << (k * VECTOR);
-            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum);
-            missing_bits |= (_mm256_movemask_ps(nan) as u32) << (k * VECTOR);
+            let (goes, nan) = sides_8(sum, threshold, missing_left);
+            bits |= goes << (k * VECTOR);
+            missing_bits |= nan << (k * VECTOR);
         }
         left |= Mask::from(bits) << shift;
         missing |= Mask::from(missing_bits) << shift;
     }
     (left, missing)
+}
+
+/// One bit per lane of `sums`: whether the sum goes left of `threshold` (as
+/// [`goes_left`] says: not above it, NaN included, when missing projections go left;
+/// at most it, NaN excluded, otherwise), and whether it is missing (NaN).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sides_8(
+    sums: std::arch::x86_64::__m256,
+    threshold: std::arch::x86_64::__m256,
+    missing_left: bool,
+) -> (u32, u32) {
+    use std::arch::x86_64::*;
+    let goes = if missing_left {
+        _mm256_cmp_ps::<_CMP_NGT_UQ>(sums, threshold)
+    } else {
+        _mm256_cmp_ps::<_CMP_LE_OQ>(sums, threshold)
+    };
+    let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(sums, sums);
+    (
+        _mm256_movemask_ps(goes) as u32,
+        _mm256_movemask_ps(nan) as u32,
+    )
 }
 
 /// [`left_rows`] for at most [`MOST_GATHERED_ROWS`] rows, gathered into the lanes of
@@ -320,15 +337,7 @@ fn left_rows_gathered_avx2<C: BlockCell>(
         let values = unsafe { C::gather_8(cells.as_ptr(), offsets) };
         sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(weights[term]), values));
     }
-    let threshold = _mm256_set1_ps(threshold);
-    // `goes_left`, as in `left_rows_avx2`.
-    let goes = if missing_left {
-        _mm256_cmp_ps::<_CMP_NGT_UQ>(sums, threshold)
-    } else {
-        _mm256_cmp_ps::<_CMP_LE_OQ>(sums, threshold)
-    };
-    let goes = _mm256_movemask_ps(goes) as u32;
-    let nan = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sums, sums)) as u32;
+    let (goes, nan) = sides_8(sums, _mm256_set1_ps(threshold), missing_left);
     let (mut left, mut missing): (Mask, Mask) = (0, 0);
     for (lane, &row) in indices[..n_rows].iter().enumerate() {
         left |= Mask::from(goes >> lane & 1) << row;
