@@ -15,7 +15,8 @@ pub(crate) type Mask = u128;
 pub(crate) const BLOCK: usize = Mask::BITS as usize;
 
 /// Rows projected together: enough independent sums to keep the floating-point units
-/// busy; a group none of whose rows reach a split is skipped.
+/// busy; the float sums skip a group none of whose rows reach a split (the whole sums
+/// of bytes take every group: see `left_rows_whole_avx2`).
 const LANES: usize = u32::BITS as usize;
 
 /// Most rows of a block reaching a split that are gathered into one vector and

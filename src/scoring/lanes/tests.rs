@@ -31,6 +31,50 @@ fn walked_left_rows(
         .fold(0, |left, r| left | 1 << r)
 }
 
+/// The mask of the rows `rows` of a block.
+fn mask_of(rows: &[usize]) -> Mask {
+    rows.iter().fold(0, |mask, &r| mask | 1 << r)
+}
+
+/// Whether [`left_rows_fastest`], at every vector width the processor has, sends the
+/// rows of `rows` that a walk sends left (the block's cells as the walk reads them in
+/// `floats`).
+#[allow(clippy::too_many_arguments)]
+fn every_width_sends_the_walked_rows<C: BlockCell>(
+    cells: &[C],
+    floats: &[f32],
+    columns: &[u32],
+    weights: &[f32],
+    threshold: f32,
+    missing_left: bool,
+    missing: MissingCells,
+    rows: Mask,
+) -> Result<Mask, TestCaseError> {
+    let walked = walked_left_rows(
+        floats,
+        columns,
+        weights,
+        threshold,
+        missing_left,
+        missing,
+        rows,
+    );
+    for avx2 in [false, has_avx2()] {
+        let fastest = left_rows_fastest(
+            cells,
+            avx2,
+            columns,
+            weights,
+            threshold,
+            missing_left,
+            missing,
+            rows,
+        );
+        prop_assert_eq!(fastest & rows, walked);
+    }
+    Ok(walked)
+}
+
 proptest! {
     #[test]
     fn every_vector_width_sends_the_rows_a_walk_sends_left(
@@ -48,20 +92,14 @@ proptest! {
         let columns: Vec<u32> = terms.iter().map(|&(c, _)| c).collect();
         let weights: Vec<f32> = terms.iter().map(|&(_, w)| f32::from(w) * 0.5).collect();
         let threshold = f32::from(threshold) * 0.5;
-        let few_rows = few_rows.iter().fold(0, |rows: Mask, &r| rows | 1 << r);
+        let few_rows = mask_of(&few_rows);
         for (missing, rows) in [MissingCells::AnyCellMissing, MissingCells::RescaledPresent]
             .into_iter()
             .flat_map(|missing| [(missing, many_rows), (missing, few_rows)])
         {
-            let walked = walked_left_rows(
-                &block, &columns, &weights, threshold, missing_left, missing, rows,
-            );
-            for avx2 in [false, has_avx2()] {
-                let fastest = left_rows_fastest(
-                    &block, avx2, &columns, &weights, threshold, missing_left, missing, rows,
-                );
-                prop_assert_eq!(fastest & rows, walked);
-            }
+            every_width_sends_the_walked_rows(
+                &block, &block, &columns, &weights, threshold, missing_left, missing, rows,
+            )?;
         }
     }
 
@@ -78,7 +116,7 @@ proptest! {
         many_rows: u128,
         few_rows in prop::collection::vec(0..BLOCK, 1..=MOST_GATHERED_ROWS as usize + 1),
     ) {
-        let few_rows = few_rows.iter().fold(0, |rows: Mask, &r| rows | 1 << r);
+        let few_rows = mask_of(&few_rows);
         let floats: Vec<f32> = cells.iter().map(|&c| f32::from(c)).collect();
         let columns: Vec<u32> = terms.iter().map(|&(c, _, _)| c).collect();
         let weights: Vec<f32> = terms
@@ -88,16 +126,12 @@ proptest! {
         let threshold = threshold as f32 + if halves { 0.5 } else { 0.0 };
         let missing = MissingCells::AnyCellMissing;
         for rows in [many_rows, few_rows] {
-            let walked = walked_left_rows(
-                &floats, &columns, &weights, threshold, missing_left, missing, rows,
-            );
-            for avx2 in [false, has_avx2()] {
-                let fastest = left_rows_fastest(
-                    &cells, avx2, &columns, &weights, threshold, missing_left, missing, rows,
-                );
-                prop_assert_eq!(fastest & rows, walked);
-                if let Some(limit) = whole_limit(&weights, threshold) {
-                    let whole: Vec<i16> = weights.iter().map(|&w| w as i16).collect();
+            let walked = every_width_sends_the_walked_rows(
+                &cells, &floats, &columns, &weights, threshold, missing_left, missing, rows,
+            )?;
+            if let Some(limit) = whole_limit(&weights, threshold) {
+                let whole: Vec<i16> = weights.iter().map(|&w| w as i16).collect();
+                for avx2 in [false, has_avx2()] {
                     let left = left_rows_whole(&cells, avx2, &columns, &whole, limit, rows);
                     prop_assert_eq!(left & rows, walked);
                 }
