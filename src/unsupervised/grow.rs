@@ -173,10 +173,12 @@ impl<C: AtomCosts, T: Feature> Grower<'_, C, T> {
         )
         .filter(|candidate| candidate.threshold.is_finite())?;
         let atom = self.atoms.get(candidate.atom);
+        // Sample `i` is still at `i` when its turn comes: the swaps move only those
+        // before it.
+        let projections = self.scratch.projections(candidate.atom, node_samples.len());
         let mut left_end = 0;
         for i in 0..node_samples.len() {
-            let row = self.rows.row(row_of[node_samples[i] as usize] as usize);
-            if goes_left(atom.project(row), candidate.threshold, false) {
+            if goes_left(projections[i], candidate.threshold, false) {
                 node_samples.swap(i, left_end);
                 left_end += 1;
             }

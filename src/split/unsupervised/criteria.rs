@@ -39,10 +39,58 @@ impl Moments {
     /// below 0, which rounding could otherwise reach).
     #[inline(always)]
     pub fn squared_deviations(&self) -> f64 {
-        if self.weight > 0.0 {
-            (self.sum_squares - self.sum * self.sum / self.weight).max(0.0)
-        } else {
-            0.0
+        squared_deviations(self.weight, self.sum, self.sum_squares)
+    }
+}
+
+/// [`Moments::squared_deviations`] of moments given one by one.
+#[inline(always)]
+fn squared_deviations(weight: f64, sum: f64, sum_squares: f64) -> f64 {
+    if weight > 0.0 {
+        (sum_squares - sum * sum / weight).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// The left sides of an atom's thresholds, in order: their moments, one array per
+/// moment so that the costs of all thresholds can be worked out in vector lanes, and
+/// their numbers of samples.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LeftSides {
+    weight: Vec<f64>,
+    sum: Vec<f64>,
+    sum_squares: Vec<f64>,
+    /// Samples on each left side (counted only where a leaf's size needs it).
+    pub(crate) n_samples: Vec<usize>,
+}
+
+impl LeftSides {
+    pub(crate) fn clear(&mut self) {
+        self.weight.clear();
+        self.sum.clear();
+        self.sum_squares.clear();
+        self.n_samples.clear();
+    }
+
+    /// Adds the next threshold's left side, of moments `left` and `n_samples` samples.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, left: &Moments, n_samples: usize) {
+        self.weight.push(left.weight);
+        self.sum.push(left.sum);
+        self.sum_squares.push(left.sum_squares);
+        self.n_samples.push(n_samples);
+    }
+
+    fn len(&self) -> usize {
+        self.weight.len()
+    }
+
+    fn get(&self, k: usize) -> Moments {
+        Moments {
+            weight: self.weight[k],
+            sum: self.sum[k],
+            sum_squares: self.sum_squares[k],
         }
     }
 }
@@ -129,6 +177,23 @@ pub(crate) trait AtomCosts: UnsupervisedCriterion {
         terms: &Self::AtomTerms,
         shares: &mut ShareLogs,
     ) -> f64;
+
+    /// [`children_cost_of`](Self::children_cost_of) of every threshold of `lefts`
+    /// (the node's values have moments `node`), into `costs`.
+    fn children_costs(
+        &self,
+        lefts: &LeftSides,
+        node: &Moments,
+        terms: &Self::AtomTerms,
+        shares: &mut ShareLogs,
+        costs: &mut Vec<f64>,
+    ) {
+        costs.clear();
+        costs.extend((0..lefts.len()).map(|k| {
+            let left = lefts.get(k);
+            self.children_cost_of(&left, &node.minus(&left), terms, shares)
+        }));
+    }
 }
 
 /// Two-means (treeple's `"twomeans"`): the weighted sum of squared deviations of each
@@ -164,6 +229,31 @@ impl AtomCosts for TwoMeans {
     #[inline(always)]
     fn children_cost_of(&self, left: &Moments, right: &Moments, _: &f64, _: &mut ShareLogs) -> f64 {
         left.squared_deviations() + right.squared_deviations()
+    }
+
+    /// The same sums as [`children_cost_of`](Self::children_cost_of), a loop
+    /// without calls or branches over the moments' arrays, which the compiler turns
+    /// into vector divisions.
+    fn children_costs(
+        &self,
+        lefts: &LeftSides,
+        node: &Moments,
+        _: &f64,
+        _: &mut ShareLogs,
+        costs: &mut Vec<f64>,
+    ) {
+        costs.clear();
+        costs.resize(lefts.len(), 0.0);
+        let sides = lefts.weight.iter().zip(&lefts.sum).zip(&lefts.sum_squares);
+        for (cost, ((&weight, &sum), &sum_squares)) in costs.iter_mut().zip(sides) {
+            let right = (
+                node.weight - weight,
+                node.sum - sum,
+                node.sum_squares - sum_squares,
+            );
+            *cost = squared_deviations(weight, sum, sum_squares)
+                + squared_deviations(right.0, right.1, right.2);
+        }
     }
 }
 

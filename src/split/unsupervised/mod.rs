@@ -9,7 +9,7 @@ mod criteria;
 pub(crate) use criteria::AtomCosts;
 pub use criteria::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 
-use criteria::ShareLogs;
+use criteria::{LeftSides, ShareLogs};
 
 use super::counted_scan::{value_range, MAX_COUNTED_SPAN};
 use super::projection::NodeProjector;
@@ -38,11 +38,28 @@ pub struct UnsupervisedScratch {
     shares: ShareLogs,
 }
 
-/// Per whole value of the atom counted, the weight and number of samples taking it.
+impl UnsupervisedScratch {
+    /// The projections of the last [`best_unsupervised_split`]'s node samples on its
+    /// atom `atom`, in the order of its `samples`:
+    /// [`Atom::project`](crate::atoms::Atom::project)'s values bit for bit, so that a
+    /// tree sends its samples to the children without projecting them again. Valid
+    /// only until the scratch is lent to another search.
+    pub(crate) fn projections(&self, atom: usize, n_samples: usize) -> &[f32] {
+        &self.values[atom * n_samples..(atom + 1) * n_samples]
+    }
+}
+
+/// Per whole value of the atom counted, the weight and number of samples taking it;
+/// the values some sample takes, and the left sides of the thresholds between them.
 #[derive(Debug, Default)]
 struct ValueCounts {
     weights: Vec<f64>,
     counts: Vec<u32>,
+    /// The offsets (values less the lowest) that some sample takes, ascending.
+    present: Vec<u32>,
+    lefts: LeftSides,
+    /// The children's cost at each threshold of `lefts`.
+    costs: Vec<f64>,
 }
 
 /// The best split found so far: its decrease and where it lies.
@@ -232,6 +249,8 @@ impl CountedAtom<'_> {
     /// Ranks the thresholds between the atom's distinct values as the sorted scan
     /// does, from the weight (and, where `min_leaf` needs it, the number) of samples
     /// taking each value: the moments are exact, so the same sums in another order.
+    /// Only the values some sample takes are visited after the count, and the
+    /// thresholds' costs are worked out together ([`AtomCosts::children_costs`]).
     #[allow(clippy::too_many_arguments)]
     fn scan<C: AtomCosts>(
         &self,
@@ -245,10 +264,15 @@ impl CountedAtom<'_> {
     ) {
         let (low, span, n) = (self.low, self.span, self.values.len());
         let count_samples = min_leaf > 1;
-        let weights = &mut by_value.weights;
+        let ValueCounts {
+            weights,
+            counts,
+            present,
+            lefts,
+            costs,
+        } = by_value;
         weights.clear();
         weights.resize(span, 0.0);
-        let counts = &mut by_value.counts;
         counts.clear();
         counts.resize(if count_samples { span } else { 0 }, 0);
         // Offsets of whole values are exact; `min` keeps any other value (X written
@@ -262,39 +286,45 @@ impl CountedAtom<'_> {
                 counts[offset_of(value)] += 1;
             }
         }
-        let (weight, offset_sum) = weights
-            .iter()
-            .enumerate()
-            .fold((0.0, 0.0), |(w, s), (offset, &weight)| {
-                (w + weight, s + weight * offset as f64)
-            });
+        // The taken offsets listed without a branch: each is written, and the end
+        // moves past it only where some weight lies.
+        present.clear();
+        present.resize(span, 0);
+        let mut n_present = 0;
+        for (offset, &weight) in weights.iter().enumerate() {
+            present[n_present] = offset as u32;
+            n_present += usize::from(weight != 0.0);
+        }
+        present.truncate(n_present);
+        let (weight, offset_sum) = present.iter().fold((0.0, 0.0), |(w, s), &offset| {
+            let weight = weights[offset as usize];
+            (w + weight, s + weight * offset as f64)
+        });
         let centre = whole_centre(low, weight, offset_sum) - low as f64;
         let mut total = Moments::default();
-        for (offset, &weight) in weights.iter().enumerate() {
-            total.add(offset as f64 - centre, weight);
+        for &offset in present.iter() {
+            total.add(offset as f64 - centre, weights[offset as usize]);
         }
         let terms = criterion.atom_terms(&total);
         let node_cost = criterion.node_cost_of(&terms);
+        // The threshold after each taken value but the last: its left side.
+        lefts.clear();
         let mut left = Moments::default();
         let mut left_n = 0;
-        let mut previous = None;
-        for (offset, &weight) in weights.iter().enumerate() {
-            if weight == 0.0 {
-                continue; // no sample takes this value
-            }
-            if let Some(below) = previous {
-                if !count_samples || (left_n >= min_leaf && n - left_n >= min_leaf) {
-                    let right = total.minus(&left);
-                    let cost = criterion.children_cost_of(&left, &right, &terms, shares);
-                    let threshold = midpoint(low + below as f32, low + offset as f32);
-                    offer(best, node_cost - cost, atom, threshold);
-                }
-            }
-            left.add(offset as f64 - centre, weight);
+        for &offset in &present[..n_present.saturating_sub(1)] {
+            left.add(offset as f64 - centre, weights[offset as usize]);
             if count_samples {
-                left_n += counts[offset] as usize;
+                left_n += counts[offset as usize] as usize;
             }
-            previous = Some(offset);
+            lefts.push(&left, left_n);
+        }
+        criterion.children_costs(lefts, &total, &terms, shares, costs);
+        for (k, &cost) in costs.iter().enumerate() {
+            let left_n = lefts.n_samples[k];
+            if !count_samples || (left_n >= min_leaf && n - left_n >= min_leaf) {
+                let threshold = midpoint(low + present[k] as f32, low + present[k + 1] as f32);
+                offer(best, node_cost - cost, atom, threshold);
+            }
         }
     }
 }
