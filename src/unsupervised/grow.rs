@@ -177,8 +177,8 @@ impl<C: AtomCosts, T: Feature> Grower<'_, C, T> {
         // before it.
         let projections = self.scratch.projections(candidate.atom, node_samples.len());
         let mut left_end = 0;
-        for i in 0..node_samples.len() {
-            if goes_left(projections[i], candidate.threshold, false) {
+        for (i, &projection) in projections.iter().enumerate() {
+            if goes_left(projection, candidate.threshold, false) {
                 node_samples.swap(i, left_end);
                 left_end += 1;
             }
