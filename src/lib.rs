@@ -78,5 +78,5 @@ pub use split::Criterion;
 pub use split::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 pub use tree::{HonestPrior, Leaves, Node, Task, Tree, TreeStats};
 pub use unsupervised::{
-    similarity_from_leaves, ClusteringCriterion, UnsupervisedForest, UnsupervisedParams,
+    similarity_from_leaves, ClusteringCriterion, Linkage, UnsupervisedForest, UnsupervisedParams,
 };

@@ -16,6 +16,7 @@ __all__ = [
     "_panic_in_engine",
     "fit_unsupervised",
     "similarity_matrix",
+    "agglomerative_clusters",
     "coleman_test",
     "oob_tree_posteriors",
     "score_metric",
@@ -79,6 +80,12 @@ def fit_unsupervised(
 def similarity_matrix(
     leaves: npt.NDArray[np.int64], n_threads: int
 ) -> npt.NDArray[np.float64]: ...
+def agglomerative_clusters(
+    leaves: npt.NDArray[np.int64],
+    n_clusters: int,
+    linkage: Literal["average", "complete", "single"],
+    n_threads: int,
+) -> npt.NDArray[np.int64]: ...
 
 @final
 class Forest:

@@ -14,7 +14,6 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClusterMixin, TransformerMixin
-from sklearn.cluster import AgglomerativeClustering
 from sklearn.utils.validation import check_is_fitted
 
 from morf_rs._constraints import (
@@ -28,7 +27,13 @@ from morf_rs._constraints import (
     SamplesCountFractionOrRoot,
     SamplesCountOrFraction,
 )
-from morf_rs._core import MAX_ESTIMATORS, Forest, fit_unsupervised, similarity_matrix
+from morf_rs._core import (
+    MAX_ESTIMATORS,
+    Forest,
+    agglomerative_clusters,
+    fit_unsupervised,
+    similarity_matrix,
+)
 from morf_rs._estimator import BaseTreeEnsemble
 from morf_rs._validation import (
     _X_CHECKS,
@@ -118,16 +123,17 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
         params["random_state"] = self._draw_seed()
         n_threads = checked["n_jobs"]
         self._forest = fit_unsupervised(X, checked["criterion"], params, n_threads)
-        self.labels_ = self._cluster(self.similarity_matrix(X), checked)
+        self.labels_ = self._cluster(self._leaves(X), checked)
         return self
 
-    def _cluster(self, similarity, checked):
-        """Agglomerative clusters of the samples at distance 1 - similarity."""
-        n_clusters = min(checked["n_clusters"], len(similarity))
-        clustering = AgglomerativeClustering(
-            n_clusters=n_clusters, metric="precomputed", linkage=checked["linkage"]
-        )
-        return clustering.fit_predict(1.0 - similarity)
+    def _cluster(self, leaves, checked):
+        """Agglomerative clusters of the samples of ``leaves`` at distance
+        1 - similarity: scikit-learn's ``AgglomerativeClustering`` of those
+        distances, the same clusters numbered the same way, found in the engine
+        without the n x n matrices."""
+        return agglomerative_clusters(
+            leaves, checked["n_clusters"], checked["linkage"], checked["n_jobs"]
+        ).astype(np.intp)
 
     def fit_predict(self, X, y=None):
         """Fit the forest on X and return the cluster of each sample.
@@ -242,3 +248,4 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
     @staticmethod
     def _state_shape(state):
         return {}
+

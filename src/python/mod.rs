@@ -149,6 +149,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(_panic_in_engine, module)?)?;
     module.add_function(wrap_pyfunction!(unsupervised::fit_unsupervised, module)?)?;
     module.add_function(wrap_pyfunction!(unsupervised::similarity_matrix, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        unsupervised::agglomerative_clusters,
+        module
+    )?)?;
     stats::register(module)?;
     module.add("FORMAT_VERSION", crate::FORMAT_VERSION)?;
     module.add("BOOSTER_FORMAT_VERSION", crate::BOOSTER_FORMAT_VERSION)?;

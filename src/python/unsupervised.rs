@@ -1,18 +1,20 @@
 //! Unsupervised forests from Python: trained into a [`PyForest`] (its leaves hold the
 //! share of each tree's sample that reached them), and the similarity of samples from
-//! their leaves.
+//! their leaves and their agglomerative clustering.
 
 use std::sync::atomic::AtomicBool;
 
-use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::forest::PyForest;
 use super::interrupt::run_interruptible;
 use super::{bad_choice, guarded, parse_params, value_error, Samples};
+use crate::unsupervised::clusters_from_leaves;
 use crate::{
-    similarity_from_leaves, ClusteringCriterion, FitControl, UnsupervisedForest, UnsupervisedParams,
+    similarity_from_leaves, ClusteringCriterion, FitControl, Linkage, UnsupervisedForest,
+    UnsupervisedParams,
 };
 
 /// Trains an unsupervised forest on `x` with `criterion` ("twomeans" or "fastbic") and
@@ -74,5 +76,28 @@ pub(super) fn similarity_matrix<'py>(
             .detach(|| similarity_from_leaves(leaves, n_threads))
             .map_err(value_error)?;
         Ok(similarity.into_pyarray(py))
+    })
+}
+
+/// The clusters of the agglomerative clustering of samples at distance 1 -
+/// similarity, from their leaf ids of shape (n_samples, n_trees), into `n_clusters`
+/// clusters with `linkage` ("average", "complete" or "single"): scikit-learn's
+/// `AgglomerativeClustering` labels for these distances.
+#[pyfunction]
+pub(super) fn agglomerative_clusters<'py>(
+    py: Python<'py>,
+    leaves: PyReadonlyArray2<'py, i64>,
+    n_clusters: usize,
+    linkage: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    guarded(|| {
+        let linkage = Linkage::from_name(linkage).map_err(value_error)?;
+        let leaves = leaves.as_array();
+        let clusters = py
+            .detach(|| clusters_from_leaves(leaves, n_clusters, linkage, n_threads))
+            .map_err(value_error)?;
+        let clusters: Vec<i64> = clusters.into_iter().map(|c| c as i64).collect();
+        Ok(clusters.into_pyarray(py))
     })
 }

@@ -7,6 +7,7 @@
 
 mod fit;
 mod grow;
+mod linkage;
 mod params;
 mod similarity;
 
@@ -19,6 +20,8 @@ use crate::runtime::options::ScoreOptions;
 use crate::scoring::{Inspect, Inspected, ScoringTrees};
 use crate::tree::Tree;
 
+pub(crate) use linkage::clusters_from_leaves;
+pub use linkage::Linkage;
 pub use params::{ClusteringCriterion, UnsupervisedParams};
 pub use similarity::similarity_from_leaves;
 
@@ -30,7 +33,7 @@ pub use similarity::similarity_from_leaves;
 ///
 /// ```
 /// use ndarray::Array2;
-/// use morf_rs::{ScoreOptions, UnsupervisedForest, UnsupervisedParams};
+/// use morf_rs::{Linkage, ScoreOptions, UnsupervisedForest, UnsupervisedParams};
 ///
 /// // Two groups of rows, around 0 and around 10.
 /// let x = Array2::from_shape_fn((20, 3), |(i, j)| (i / 10 * 10 + (i * 7 + j) % 3) as f32);
@@ -45,6 +48,10 @@ pub use similarity::similarity_from_leaves;
 /// let similarity = forest.similarity(x.view(), &ScoreOptions::default())?;
 /// // Rows of the same group share more leaves than rows of different groups.
 /// assert!(similarity[[0, 1]] > similarity[[0, 15]]);
+/// // And fall in one cluster each.
+/// let clusters = forest.cluster(x.view(), 2, Linkage::Average, &ScoreOptions::default())?;
+/// assert!(clusters[..10].iter().all(|&c| c == clusters[0]));
+/// assert!(clusters[10..].iter().all(|&c| c == clusters[10] && c != clusters[0]));
 /// # Ok::<(), morf_rs::MorfError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +87,24 @@ impl UnsupervisedForest {
     ) -> Result<Array2<f64>> {
         let leaves = self.apply(x, options)?;
         similarity_from_leaves(leaves.view(), options.n_threads())
+    }
+
+    /// The rows of `x` in `n_clusters` clusters (one per row where there are fewer
+    /// rows) by agglomerative clustering at distance `1 - similarity`, with
+    /// `linkage`: each row's cluster, from 0. The clusters and their numbers are
+    /// those of scikit-learn's `AgglomerativeClustering(metric="precomputed")` of
+    /// these distances, found without the `n x n` matrices (a distance per pair of
+    /// rows, `4 n^2` bytes). Both the leaves and the clustering's distances run on
+    /// the threads of `options`.
+    pub fn cluster<T: Feature>(
+        &self,
+        x: ArrayView2<'_, T>,
+        n_clusters: usize,
+        linkage: Linkage,
+        options: &ScoreOptions<'_>,
+    ) -> Result<Vec<usize>> {
+        let leaves = self.apply(x, options)?;
+        clusters_from_leaves(leaves.view(), n_clusters, linkage, options.n_threads())
     }
 }
 

@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from sklearn.cluster import AgglomerativeClustering
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -13,6 +14,7 @@ from morf_rs import (
     UnsupervisedRandomForest,
     UnsupervisedSparseObliqueForest,
 )
+from morf_rs._core import agglomerative_clusters, similarity_matrix
 
 CLASSES = [
     UnsupervisedRandomForest,
@@ -203,3 +205,46 @@ def test_bad_input_is_refused_with_what_to_fix():
 @parametrize_with_checks([cls(n_estimators=20, min_samples_split=5) for cls in CLASSES])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("linkage", ["average", "complete", "single"])
+def test_clusters_are_those_of_scikit_learns_agglomerative_clustering(linkage):
+    """The engine's clusters and their numbers equal AgglomerativeClustering's on
+    1 - similarity, also where few trees and leaves make many distances tie."""
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(2, 70))
+        leaves = rng.integers(
+            0, rng.integers(1, 8), size=(n, rng.integers(1, 12))
+        ).astype(np.int64)
+        n_clusters = int(rng.integers(1, n + 1))
+        expected = AgglomerativeClustering(
+            n_clusters=n_clusters, metric="precomputed", linkage=linkage
+        ).fit(1.0 - similarity_matrix(leaves, 1))
+        np.testing.assert_array_equal(
+            agglomerative_clusters(leaves, n_clusters, linkage, 2),
+            expected.labels_,
+            err_msg=f"seed {seed}",
+        )
+
+
+def test_a_forest_of_blobs_clusters_as_scikit_learn_clusters_its_similarity():
+    X, _ = make_blobs(300, centers=4, n_features=6, random_state=1)
+    forest = UnsupervisedSparseObliqueForest(
+        n_estimators=30, n_clusters=4, linkage="complete", random_state=0
+    ).fit(X)
+    expected = AgglomerativeClustering(
+        n_clusters=4, metric="precomputed", linkage="complete"
+    ).fit_predict(1.0 - forest.similarity_matrix(X))
+    np.testing.assert_array_equal(forest.labels_, expected)
+
+
+def test_one_sample_is_one_cluster():
+    forest = UnsupervisedRandomForest(n_estimators=3, n_clusters=4).fit(np.ones((1, 3)))
+    np.testing.assert_array_equal(forest.labels_, [0])
+
+
+def test_an_unknown_linkage_is_refused_with_the_names_it_takes():
+    leaves = np.zeros((3, 2), dtype=np.int64)
+    with pytest.raises(ValueError, match="'average', 'complete' or 'single'"):
+        agglomerative_clusters(leaves, 2, "ward", 1)
