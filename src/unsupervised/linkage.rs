@@ -114,18 +114,22 @@ impl<'a> Condensed<'a> {
         self.row_start[i] + (j - i - 1)
     }
 
-    /// The distance of `x` to each of `others` (ascending, without `x`), in order.
+    /// The distance of `x` to each of `others` (ascending; `x` itself left out), in
+    /// order.
     #[inline(always)]
     fn from<'s>(
         &'s self,
         x: usize,
         others: &'s [usize],
     ) -> impl Iterator<Item = (usize, f64)> + 's {
-        let split = others.partition_point(|&i| i < x);
-        let below = others[..split]
+        let (below, above) = (
+            others.partition_point(|&i| i < x),
+            others.partition_point(|&i| i <= x),
+        );
+        let below = others[..below]
             .iter()
             .map(move |&i| (i, self.distances[self.at(i, x)]));
-        let above = others[split..]
+        let above = others[above..]
             .iter()
             .map(move |&i| (i, self.distances[self.at(x, i)]));
         below.chain(above)
@@ -166,9 +170,7 @@ fn chain_merges(distances: &mut [f64], n: usize, linkage: Linkage) -> Vec<Merge>
                 1 => (0, f64::INFINITY),
                 len => (chain[len - 2], distances.get(x, chain[len - 2])),
             };
-            let position = standing.binary_search(&x).expect("x stands");
-            let (below, above) = (&standing[..position], &standing[position + 1..]);
-            for (i, distance) in distances.from(x, below).chain(distances.from(x, above)) {
+            for (i, distance) in distances.from(x, &standing) {
                 if distance < current {
                     current = distance;
                     y = i;
