@@ -248,4 +248,3 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
     @staticmethod
     def _state_shape(state):
         return {}
-
