@@ -49,6 +49,27 @@ impl LeafGroups {
     }
 }
 
+/// The samples grouped by leaf in each tree of `leaves` (samples, trees), on
+/// `n_threads` threads; an error where there is no sample or no tree.
+fn leaf_groups<L: Copy + Ord + Sync>(
+    leaves: ArrayView2<'_, L>,
+    n_threads: usize,
+) -> Result<Vec<LeafGroups>> {
+    let (n, n_trees) = leaves.dim();
+    if n == 0 || n_trees == 0 {
+        return Err(invalid(
+            "leaves",
+            format!("needs at least one sample and one tree, got shape ({n}, {n_trees})"),
+        ));
+    }
+    with_threads(n_threads, || {
+        Ok((0..n_trees)
+            .into_par_iter()
+            .map(|t| LeafGroups::new(leaves.column(t).iter().copied(), n))
+            .collect())
+    })
+}
+
 /// The share of trees in which each pair of samples reach the same leaf, from `leaves`
 /// of shape (samples, trees) as [`Inspect::apply`](crate::Inspect::apply)
 /// gives them (or ids of any integer type: only which samples share an id matters);
@@ -58,20 +79,9 @@ pub fn similarity_from_leaves<L: Copy + Ord + Sync>(
     leaves: ArrayView2<'_, L>,
     n_threads: usize,
 ) -> Result<Array2<f64>> {
+    let groups = leaf_groups(leaves, n_threads)?;
     let (n, n_trees) = leaves.dim();
-    if n == 0 || n_trees == 0 {
-        return Err(invalid(
-            "leaves",
-            format!("needs at least one sample and one tree, got shape ({n}, {n_trees})"),
-        ));
-    }
     let mut counts = try_filled(n, n, 0u32, "the similarity matrix")?;
-    let groups: Vec<LeafGroups> = with_threads(n_threads, || {
-        Ok((0..n_trees)
-            .into_par_iter()
-            .map(|t| LeafGroups::new(leaves.column(t).iter().copied(), n))
-            .collect())
-    })?;
     with_threads(n_threads, || {
         counts
             .par_chunks_mut(ROWS_PER_TASK * n)
@@ -103,13 +113,8 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
     leaves: ArrayView2<'_, L>,
     n_threads: usize,
 ) -> Result<Vec<f64>> {
+    let groups = leaf_groups(leaves, n_threads)?;
     let (n, n_trees) = leaves.dim();
-    if n == 0 || n_trees == 0 {
-        return Err(invalid(
-            "leaves",
-            format!("needs at least one sample and one tree, got shape ({n}, {n_trees})"),
-        ));
-    }
     // `n (n - 1) / 2` pairs, as a product of whole numbers.
     let (halved, other) = if n % 2 == 0 {
         (n / 2, n - 1)
@@ -117,12 +122,6 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
         ((n - 1) / 2, n)
     };
     let mut distances = try_filled(halved, other, 0.0, "the distances between samples")?;
-    let groups: Vec<LeafGroups> = with_threads(n_threads, || {
-        Ok((0..n_trees)
-            .into_par_iter()
-            .map(|t| LeafGroups::new(leaves.column(t).iter().copied(), n))
-            .collect())
-    })?;
     let mut rows = Vec::with_capacity(n);
     let mut rest = distances.as_mut_slice();
     for i in 0..n {
