@@ -386,18 +386,73 @@ impl AtomCosts for FastBic {
         terms: &FastBicTerms,
         shares: &mut ShareLogs,
     ) -> f64 {
-        let (wl, wr) = (left.weight, right.weight);
+        let spreads = (
+            terms.spread(left.squared_deviations() / left.weight),
+            terms.spread(right.squared_deviations() / right.weight),
+        );
+        self.cost_of_spreads((left.weight, right.weight), spreads, terms, shares)
+    }
+
+    /// The same costs as [`children_cost_of`](Self::children_cost_of): first every
+    /// threshold's two spreads (a loop of divisions without calls, which the compiler
+    /// turns into vector divisions), then the logarithms and the choice of variances.
+    fn children_costs(
+        &self,
+        lefts: &LeftSides,
+        node: &Moments,
+        terms: &FastBicTerms,
+        shares: &mut ShareLogs,
+        costs: &mut Vec<f64>,
+    ) {
+        // `costs` first holds threshold k's spreads at 2k and 2k + 1; cost k then
+        // goes to k, which no later threshold reads.
+        let n = lefts.len();
+        costs.clear();
+        costs.resize(2 * n, 0.0);
+        let sides = lefts.weight.iter().zip(&lefts.sum).zip(&lefts.sum_squares);
+        for (pair, ((&weight, &sum), &sum_squares)) in costs.chunks_exact_mut(2).zip(sides) {
+            let right = (
+                node.weight - weight,
+                node.sum - sum,
+                node.sum_squares - sum_squares,
+            );
+            pair[0] = terms.spread(squared_deviations(weight, sum, sum_squares) / weight);
+            pair[1] = terms.spread(squared_deviations(right.0, right.1, right.2) / right.0);
+        }
+        for k in 0..n {
+            let weights = (lefts.weight[k], node.weight - lefts.weight[k]);
+            let spreads = (costs[2 * k], costs[2 * k + 1]);
+            costs[k] = self.cost_of_spreads(weights, spreads, terms, shares);
+        }
+        costs.truncate(n);
+    }
+}
+
+impl FastBicTerms {
+    /// `2 pi v + eps` of a side of variance `v`: what its logarithm is taken of.
+    #[inline(always)]
+    fn spread(&self, variance: f64) -> f64 {
+        std::f64::consts::TAU * variance + self.eps
+    }
+}
+
+impl FastBic {
+    /// The children's cost of sides of weights `(wl, wr)` whose own variances give
+    /// the spreads `(sl, sr)` ([`FastBicTerms::spread`]).
+    #[inline(always)]
+    fn cost_of_spreads(
+        &self,
+        (wl, wr): (f64, f64),
+        (sl, sr): (f64, f64),
+        terms: &FastBicTerms,
+        shares: &mut ShareLogs,
+    ) -> f64 {
         // Two logarithms per threshold, the sides' own variances: the node's variance
         // is the atom's and the shares' are the node's.
-        let log_variance = |v: f64| (std::f64::consts::TAU * v + terms.eps).ln();
         let (share_left, share_right) = (shares.log_share(wl), shares.log_share(wr));
         let own = (
-            Self::side_bic(wl, share_left, log_variance(left.squared_deviations() / wl)),
-            Self::side_bic(
-                wr,
-                share_right,
-                log_variance(right.squared_deviations() / wr),
-            ),
+            Self::side_bic(wl, share_left, sl.ln()),
+            Self::side_bic(wr, share_right, sr.ln()),
         );
         let shared = (
             Self::side_bic(wl, share_left, terms.log_variance),
