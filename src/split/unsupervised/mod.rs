@@ -32,6 +32,8 @@ const EXACT_F64_INTEGERS: f64 = (1u64 << 53) as f64;
 pub struct UnsupervisedScratch {
     projector: NodeProjector,
     values: Vec<f32>,
+    /// The node samples' weights, in their order.
+    weights: Vec<f64>,
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
     by_value: ValueCounts,
@@ -121,9 +123,15 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
     scratch
         .projector
         .project(rows, row_of, samples, atoms, values);
-    let node_weight: f64 = samples.iter().map(|&s| weight_of[s as usize]).sum();
+    // The node's weights in its samples' order, read once here rather than through
+    // the samples for each atom.
+    let weights = &mut scratch.weights;
+    weights.clear();
+    weights.extend(samples.iter().map(|&s| weight_of[s as usize]));
+    let weights = &*weights;
+    let node_weight: f64 = weights.iter().sum();
     scratch.shares.start_node(node_weight);
-    let weight_at = |position: usize| weight_of[samples[position] as usize];
+    let weight_at = |position: usize| weights[position];
     let mut best: Best = None;
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
