@@ -37,6 +37,7 @@ pub struct UnsupervisedScratch {
     keys: Vec<u64>,
     sort_buffer: Vec<u64>,
     by_value: ValueCounts,
+    thresholds: Thresholds,
     shares: ShareLogs,
 }
 
@@ -51,17 +52,25 @@ impl UnsupervisedScratch {
     }
 }
 
-/// Per whole value of the atom counted, the weight and number of samples taking it;
-/// the values some sample takes, and the left sides of the thresholds between them.
+/// Per whole value of the atom counted, the weight and number of samples taking it,
+/// and the values some sample takes.
 #[derive(Debug, Default)]
 struct ValueCounts {
     weights: Vec<f64>,
     counts: Vec<u32>,
     /// The offsets (values less the lowest) that some sample takes, ascending.
     present: Vec<u32>,
+}
+
+/// An atom's thresholds waiting for their costs, which are worked out together
+/// ([`AtomCosts::children_costs`]).
+#[derive(Debug, Default)]
+struct Thresholds {
     lefts: LeftSides,
     /// The children's cost at each threshold of `lefts`.
     costs: Vec<f64>,
+    /// For the sorted scan, the sorted position each threshold follows.
+    after: Vec<u32>,
 }
 
 /// The best split found so far: its decrease and where it lies.
@@ -151,9 +160,15 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
                     low,
                     span: span as usize,
                 };
-                let (by_value, shares) = (&mut scratch.by_value, &mut scratch.shares);
                 counted.scan(
-                    criterion, &weight_at, min_leaf, atom, by_value, shares, &mut best,
+                    criterion,
+                    &weight_at,
+                    min_leaf,
+                    atom,
+                    &mut scratch.by_value,
+                    &mut scratch.thresholds,
+                    &mut scratch.shares,
+                    &mut best,
                 );
                 continue;
             }
@@ -167,6 +182,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
             atom,
             keys,
             sort_buffer,
+            &mut scratch.thresholds,
             &mut scratch.shares,
             &mut best,
         );
@@ -182,7 +198,8 @@ struct SortedAtom<'a> {
 
 impl SortedAtom<'_> {
     /// Ranks the thresholds between the atom's distinct values by sorting them and
-    /// moving one sample at a time to the left.
+    /// moving one sample at a time to the left; the thresholds' costs are worked out
+    /// together ([`AtomCosts::children_costs`]).
     #[allow(clippy::too_many_arguments)]
     fn scan<C: AtomCosts>(
         &self,
@@ -192,6 +209,7 @@ impl SortedAtom<'_> {
         atom: usize,
         keys: &mut Vec<u64>,
         sort_buffer: &mut Vec<u64>,
+        thresholds: &mut Thresholds,
         shares: &mut ShareLogs,
         best: &mut Best,
     ) {
@@ -230,16 +248,28 @@ impl SortedAtom<'_> {
         }
         let terms = criterion.atom_terms(&total);
         let node_cost = criterion.node_cost_of(&terms);
+        let Thresholds {
+            lefts,
+            costs,
+            after,
+        } = thresholds;
+        lefts.clear();
+        after.clear();
         let mut left = Moments::default();
         for i in 0..n - 1 {
             let key = keys[i];
             left.add(value_at(key) - centre, weight_of_key(key));
-            let (here, next) = ((key >> 32) as u32, (keys[i + 1] >> 32) as u32);
+            let (here, next) = (key >> 32, keys[i + 1] >> 32);
             if here == next || i + 1 < min_leaf || n - (i + 1) < min_leaf {
                 continue;
             }
-            let right = total.minus(&left);
-            let cost = criterion.children_cost_of(&left, &right, &terms, shares);
+            lefts.push(&left, i + 1);
+            after.push(i as u32);
+        }
+        criterion.children_costs(lefts, &total, &terms, shares, costs);
+        for (&i, &cost) in after.iter().zip(costs.iter()) {
+            let i = i as usize;
+            let (here, next) = ((keys[i] >> 32) as u32, (keys[i + 1] >> 32) as u32);
             let threshold = midpoint(key_value(here), key_value(next));
             offer(best, node_cost - cost, atom, threshold);
         }
@@ -267,6 +297,7 @@ impl CountedAtom<'_> {
         min_leaf: usize,
         atom: usize,
         by_value: &mut ValueCounts,
+        thresholds: &mut Thresholds,
         shares: &mut ShareLogs,
         best: &mut Best,
     ) {
@@ -276,9 +307,8 @@ impl CountedAtom<'_> {
             weights,
             counts,
             present,
-            lefts,
-            costs,
         } = by_value;
+        let Thresholds { lefts, costs, .. } = thresholds;
         weights.clear();
         weights.resize(span, 0.0);
         counts.clear();

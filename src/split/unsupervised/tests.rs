@@ -200,6 +200,7 @@ fn sorted_and_counted<C: AtomCosts>(
         0,
         &mut Vec::new(),
         &mut Vec::new(),
+        &mut Thresholds::default(),
         &mut shares,
         &mut sorted,
     );
@@ -217,6 +218,7 @@ fn sorted_and_counted<C: AtomCosts>(
         min_leaf,
         0,
         &mut by_value,
+        &mut Thresholds::default(),
         &mut shares,
         &mut counted,
     );
