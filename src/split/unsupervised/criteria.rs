@@ -86,6 +86,24 @@ impl LeftSides {
         self.weight.len()
     }
 
+    /// Per threshold, `[wl, dl, wr, dr]`: each side's weight and squared deviations
+    /// ([`Moments::squared_deviations`]), the right side being the node (of moments
+    /// `node`) less the left, as [`Moments::minus`] gives it. Plain arithmetic over
+    /// the moments' arrays, which the compiler turns into vector divisions.
+    #[inline(always)]
+    fn sides<'a>(&'a self, node: &'a Moments) -> impl Iterator<Item = [f64; 4]> + 'a {
+        let lefts = self.weight.iter().zip(&self.sum).zip(&self.sum_squares);
+        lefts.map(move |((&weight, &sum), &sum_squares)| {
+            let right_weight = node.weight - weight;
+            [
+                weight,
+                squared_deviations(weight, sum, sum_squares),
+                right_weight,
+                squared_deviations(right_weight, node.sum - sum, node.sum_squares - sum_squares),
+            ]
+        })
+    }
+
     fn get(&self, k: usize) -> Moments {
         Moments {
             weight: self.weight[k],
@@ -231,9 +249,8 @@ impl AtomCosts for TwoMeans {
         left.squared_deviations() + right.squared_deviations()
     }
 
-    /// The same sums as [`children_cost_of`](Self::children_cost_of), a loop
-    /// without calls or branches over the moments' arrays, which the compiler turns
-    /// into vector divisions.
+    /// The same sums as [`children_cost_of`](Self::children_cost_of), from
+    /// [`LeftSides::sides`] in vector lanes.
     fn children_costs(
         &self,
         lefts: &LeftSides,
@@ -244,15 +261,8 @@ impl AtomCosts for TwoMeans {
     ) {
         costs.clear();
         costs.resize(lefts.len(), 0.0);
-        let sides = lefts.weight.iter().zip(&lefts.sum).zip(&lefts.sum_squares);
-        for (cost, ((&weight, &sum), &sum_squares)) in costs.iter_mut().zip(sides) {
-            let right = (
-                node.weight - weight,
-                node.sum - sum,
-                node.sum_squares - sum_squares,
-            );
-            *cost = squared_deviations(weight, sum, sum_squares)
-                + squared_deviations(right.0, right.1, right.2);
+        for (cost, [_, left, _, right]) in costs.iter_mut().zip(lefts.sides(node)) {
+            *cost = left + right;
         }
     }
 }
@@ -394,8 +404,8 @@ impl AtomCosts for FastBic {
     }
 
     /// The same costs as [`children_cost_of`](Self::children_cost_of): first every
-    /// threshold's two spreads (a loop of divisions without calls, which the compiler
-    /// turns into vector divisions), then the logarithms and the choice of variances.
+    /// threshold's two spreads from [`LeftSides::sides`] in vector lanes, then the
+    /// logarithms and the choice of variances.
     fn children_costs(
         &self,
         lefts: &LeftSides,
@@ -409,15 +419,9 @@ impl AtomCosts for FastBic {
         let n = lefts.len();
         costs.clear();
         costs.resize(2 * n, 0.0);
-        let sides = lefts.weight.iter().zip(&lefts.sum).zip(&lefts.sum_squares);
-        for (pair, ((&weight, &sum), &sum_squares)) in costs.chunks_exact_mut(2).zip(sides) {
-            let right = (
-                node.weight - weight,
-                node.sum - sum,
-                node.sum_squares - sum_squares,
-            );
-            pair[0] = terms.spread(squared_deviations(weight, sum, sum_squares) / weight);
-            pair[1] = terms.spread(squared_deviations(right.0, right.1, right.2) / right.0);
+        for (pair, [wl, dl, wr, dr]) in costs.chunks_exact_mut(2).zip(lefts.sides(node)) {
+            pair[0] = terms.spread(dl / wl);
+            pair[1] = terms.spread(dr / wr);
         }
         for k in 0..n {
             let weights = (lefts.weight[k], node.weight - lefts.weight[k]);
