@@ -24,6 +24,9 @@ const FEWEST_BLOCK_ROWS: usize = 8;
 /// by one: a vector projection of a few lanes costs more than the rows' own sums.
 const FEWEST_MASKED_ROWS: u32 = 2;
 
+/// Features a block's transposition copies for all its rows before the next ones.
+const TRANSPOSED_FEATURES: usize = 32;
+
 /// Lone rows walked down a tree together, so that their memory reads overlap.
 const LONE_ROW_LANES: usize = 8;
 
@@ -175,10 +178,16 @@ fn transpose<T: Feature, C: BlockCell>(
     first_row: usize,
     n_rows: usize,
 ) {
-    for r in 0..n_rows {
-        let row = rows.row(first_row + r);
-        for (column, &feature) in columns.chunks_exact_mut(BLOCK).zip(features) {
-            column[r] = C::of(row[feature as usize]);
+    // A few features at a time for all the rows: their columns, and the rows' lines
+    // holding them, stay in the first-level cache, where a whole row at a time
+    // writes a line of each of the block's columns, more than the cache holds.
+    let tiles = columns.chunks_mut(TRANSPOSED_FEATURES * BLOCK);
+    for (columns, features) in tiles.zip(features.chunks(TRANSPOSED_FEATURES)) {
+        for r in 0..n_rows {
+            let row = rows.row(first_row + r);
+            for (column, &feature) in columns.chunks_exact_mut(BLOCK).zip(features) {
+                column[r] = C::of(row[feature as usize]);
+            }
         }
     }
 }
