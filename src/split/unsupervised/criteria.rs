@@ -25,16 +25,6 @@ impl Moments {
         self.sum_squares += weight * value * value;
     }
 
-    /// `self` less `part`.
-    #[inline(always)]
-    pub(super) fn minus(&self, part: &Moments) -> Moments {
-        Moments {
-            weight: self.weight - part.weight,
-            sum: self.sum - part.sum,
-            sum_squares: self.sum_squares - part.sum_squares,
-        }
-    }
-
     /// Weighted sum of squared deviations from the weighted mean (0 when empty; never
     /// below 0, which rounding could otherwise reach).
     #[inline(always)]
@@ -88,7 +78,7 @@ impl LeftSides {
 
     /// Per threshold, `[wl, dl, wr, dr]`: each side's weight and squared deviations
     /// ([`Moments::squared_deviations`]), the right side being the node (of moments
-    /// `node`) less the left, as [`Moments::minus`] gives it. Plain arithmetic over
+    /// `node`) less the left, moment by moment. Plain arithmetic over
     /// the moments' arrays, which the compiler turns into vector divisions.
     #[inline(always)]
     fn sides<'a>(&'a self, node: &'a Moments) -> impl Iterator<Item = [f64; 4]> + 'a {
@@ -102,14 +92,6 @@ impl LeftSides {
                 squared_deviations(right_weight, node.sum - sum, node.sum_squares - sum_squares),
             ]
         })
-    }
-
-    fn get(&self, k: usize) -> Moments {
-        Moments {
-            weight: self.weight[k],
-            sum: self.sum[k],
-            sum_squares: self.sum_squares[k],
-        }
     }
 }
 
@@ -197,7 +179,8 @@ pub(crate) trait AtomCosts: UnsupervisedCriterion {
     ) -> f64;
 
     /// [`children_cost_of`](Self::children_cost_of) of every threshold of `lefts`
-    /// (the node's values have moments `node`), into `costs`.
+    /// (the node's values have moments `node`, each right side the node less the
+    /// left), into `costs`, the same values bit for bit.
     fn children_costs(
         &self,
         lefts: &LeftSides,
@@ -205,13 +188,7 @@ pub(crate) trait AtomCosts: UnsupervisedCriterion {
         terms: &Self::AtomTerms,
         shares: &mut ShareLogs,
         costs: &mut Vec<f64>,
-    ) {
-        costs.clear();
-        costs.extend((0..lefts.len()).map(|k| {
-            let left = lefts.get(k);
-            self.children_cost_of(&left, &node.minus(&left), terms, shares)
-        }));
-    }
+    );
 }
 
 /// Two-means (treeple's `"twomeans"`): the weighted sum of squared deviations of each

@@ -273,7 +273,12 @@ fn public_decrease<C: UnsupervisedCriterion>(criterion: C, column: &[f32], thres
             left.add(value as f64 - mean, 1.0);
         }
     }
-    criterion.node_cost(&node) - criterion.children_cost(&left, &node.minus(&left), &node)
+    let right = Moments {
+        weight: node.weight - left.weight,
+        sum: node.sum - left.sum,
+        sum_squares: node.sum_squares - left.sum_squares,
+    };
+    criterion.node_cost(&node) - criterion.children_cost(&left, &right, &node)
 }
 
 #[test]
