@@ -49,6 +49,19 @@ impl LeafGroups {
     }
 }
 
+/// Adds to `counts[j - first]`, for every sample `j` from `first` on that `counts`
+/// covers, the number of trees of `groups` in which `j` shares sample `i`'s leaf.
+fn count_shared_leaves(groups: &[LeafGroups], i: usize, first: usize, counts: &mut [u32]) {
+    for tree in groups {
+        for &j in tree.with(i) {
+            // Samples before `first` wrap around past the end of `counts`.
+            if let Some(count) = counts.get_mut((j as usize).wrapping_sub(first)) {
+                *count += 1;
+            }
+        }
+    }
+}
+
 /// The samples grouped by leaf in each tree of `leaves` (samples, trees), on
 /// `n_threads` threads; an error where there is no sample or no tree.
 fn leaf_groups<L: Copy + Ord + Sync>(
@@ -88,10 +101,7 @@ pub fn similarity_from_leaves<L: Copy + Ord + Sync>(
             .enumerate()
             .for_each(|(task, rows)| {
                 for (k, row) in rows.chunks_exact_mut(n).enumerate() {
-                    let i = task * ROWS_PER_TASK + k;
-                    for tree in &groups {
-                        tree.with(i).iter().for_each(|&j| row[j as usize] += 1);
-                    }
+                    count_shared_leaves(&groups, task * ROWS_PER_TASK + k, 0, row);
                 }
             });
         Ok(())
@@ -133,15 +143,9 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
         rows.par_iter_mut().for_each_init(
             || vec![0u32; n],
             |counts, (i, row)| {
-                let (i, after) = (*i, &mut counts[*i + 1..]);
+                let after = &mut counts[*i + 1..];
                 after.fill(0);
-                for tree in &groups {
-                    for &j in tree.with(i) {
-                        if j as usize > i {
-                            after[j as usize - i - 1] += 1;
-                        }
-                    }
-                }
+                count_shared_leaves(&groups, *i, *i + 1, after);
                 for (distance, &count) in row.iter_mut().zip(after.iter()) {
                     *distance = 1.0 - count as f64 / n_trees as f64;
                 }
