@@ -48,6 +48,12 @@ prototype in src/boost/fit.rs, not kept, run on a test-release build of it; the 
 rows on main's release build at 07134d9). Not in the table: "global" (a fifth of the
 pooled atoms pooled over the whole image), stopped after more than 460 CPU seconds of
 fit, twice the preset's, without a figure. VARIANTS also holds candidates not run.
+The rows tagged "60k" (all 60,000 training images) ran at a9c4664 on a lent 16-core
+machine (Intel Xeon, Python 3.12.3, numpy 2.5.2), 16 threads, one after another:
+`python benches/presets_search.py VARIANT --train 60000 --threads 16 --tag " 60k"`.
+The preset's 0.0666 is the figure the 2-thread run gave (benches/results/
+presets_fashion60k.md): the same model at 16 threads. The cut-off of the call (540 s)
+left global, bumps and window2-4 unrun at 60,000.
 """
 
 
