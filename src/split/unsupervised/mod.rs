@@ -11,7 +11,7 @@ pub use criteria::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
 
 use criteria::{LeftSides, ShareLogs};
 
-use super::counted_scan::{value_range, MAX_COUNTED_SPAN};
+use super::counted_scan::{value_range, whole_offsets, MAX_COUNTED_SPAN};
 use super::projection::NodeProjector;
 use super::scan::midpoint;
 use super::search::SplitCandidate;
@@ -56,6 +56,8 @@ impl UnsupervisedScratch {
 /// and the values some sample takes.
 #[derive(Debug, Default)]
 struct ValueCounts {
+    /// Each sample's value less the lowest, in the samples' order.
+    offsets: Vec<u32>,
     weights: Vec<f64>,
     counts: Vec<u32>,
     /// The offsets (values less the lowest) that some sample takes, ascending.
@@ -76,16 +78,17 @@ struct Thresholds {
 /// The best split found so far: its decrease and where it lies.
 type Best = Option<(f64, SplitCandidate)>;
 
-/// Keeps the split of `atom` at `threshold` if it decreases the cost more than the
-/// best so far (so ties keep the earliest atom and the leftmost threshold).
+/// Keeps the split of `atom` at `threshold()` if it decreases the cost more than the
+/// best so far (so ties keep the earliest atom and the leftmost threshold). The
+/// threshold is worked out only for a split kept: most are not.
 #[inline(always)]
-fn offer(best: &mut Best, decrease: f64, atom: usize, threshold: f32) {
+fn offer(best: &mut Best, decrease: f64, atom: usize, threshold: impl FnOnce() -> f32) {
     if best.is_none_or(|(best_decrease, _)| decrease > best_decrease) {
         *best = Some((
             decrease,
             SplitCandidate {
                 atom,
-                threshold,
+                threshold: threshold(),
                 impurity_decrease: decrease,
                 missing_left: None,
             },
@@ -137,10 +140,9 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
     let weights = &mut scratch.weights;
     weights.clear();
     weights.extend(samples.iter().map(|&s| weight_of[s as usize]));
-    let weights = &*weights;
+    let weights = &weights[..];
     let node_weight: f64 = weights.iter().sum();
     scratch.shares.start_node(node_weight);
-    let weight_at = |position: usize| weights[position];
     let mut best: Best = None;
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
@@ -162,7 +164,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
                 };
                 counted.scan(
                     criterion,
-                    &weight_at,
+                    weights,
                     min_leaf,
                     atom,
                     &mut scratch.by_value,
@@ -177,7 +179,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
         let (keys, sort_buffer) = (&mut scratch.keys, &mut scratch.sort_buffer);
         sorted.scan(
             criterion,
-            &weight_at,
+            weights,
             min_leaf,
             atom,
             keys,
@@ -199,12 +201,13 @@ struct SortedAtom<'a> {
 impl SortedAtom<'_> {
     /// Ranks the thresholds between the atom's distinct values by sorting them and
     /// moving one sample at a time to the left; the thresholds' costs are worked out
-    /// together ([`AtomCosts::children_costs`]).
+    /// together ([`AtomCosts::children_costs`]). `weights` are the samples', in the
+    /// order of the values.
     #[allow(clippy::too_many_arguments)]
     fn scan<C: AtomCosts>(
         &self,
         criterion: &C,
-        weight_at: &impl Fn(usize) -> f64,
+        weights: &[f64],
         min_leaf: usize,
         atom: usize,
         keys: &mut Vec<u64>,
@@ -226,7 +229,7 @@ impl SortedAtom<'_> {
             return; // constant along this atom
         }
         let value_at = |key: u64| values[key as u32 as usize] as f64;
-        let weight_of_key = |key: u64| weight_at(key as u32 as usize);
+        let weight_of_key = |key: u64| weights[key as u32 as usize];
         // The node's moments about its centre, then each threshold's left side.
         let centre = if self.whole {
             let low = value_at(keys[0]);
@@ -270,8 +273,9 @@ impl SortedAtom<'_> {
         for (&i, &cost) in after.iter().zip(costs.iter()) {
             let i = i as usize;
             let (here, next) = ((keys[i] >> 32) as u32, (keys[i + 1] >> 32) as u32);
-            let threshold = midpoint(key_value(here), key_value(next));
-            offer(best, node_cost - cost, atom, threshold);
+            offer(best, node_cost - cost, atom, || {
+                midpoint(key_value(here), key_value(next))
+            });
         }
     }
 }
@@ -289,11 +293,12 @@ impl CountedAtom<'_> {
     /// taking each value: the moments are exact, so the same sums in another order.
     /// Only the values some sample takes are visited after the count, and the
     /// thresholds' costs are worked out together ([`AtomCosts::children_costs`]).
+    /// `sample_weights` are the samples', in the order of the values.
     #[allow(clippy::too_many_arguments)]
     fn scan<C: AtomCosts>(
         &self,
         criterion: &C,
-        weight_at: &impl Fn(usize) -> f64,
+        sample_weights: &[f64],
         min_leaf: usize,
         atom: usize,
         by_value: &mut ValueCounts,
@@ -304,6 +309,7 @@ impl CountedAtom<'_> {
         let (low, span, n) = (self.low, self.span, self.values.len());
         let count_samples = min_leaf > 1;
         let ValueCounts {
+            offsets,
             weights,
             counts,
             present,
@@ -313,15 +319,17 @@ impl CountedAtom<'_> {
         weights.resize(span, 0.0);
         counts.clear();
         counts.resize(if count_samples { span } else { 0 }, 0);
-        // Offsets of whole values are exact; `min` keeps any other value (X written
-        // while the tree grows) inside the table.
-        let offset_of = |value: f32| ((value - low) as usize).min(span - 1);
-        for (position, &value) in self.values.iter().enumerate() {
-            weights[offset_of(value)] += weight_at(position);
+        whole_offsets(self.values, low, span, offsets);
+        // Through local slices, which the compiler keeps in registers, where the
+        // scratch's vectors would be read again at every write to the table.
+        let table = &mut weights[..span];
+        for (&offset, &weight) in offsets.iter().zip(sample_weights) {
+            table[offset as usize] += weight;
         }
         if count_samples {
-            for &value in self.values {
-                counts[offset_of(value)] += 1;
+            let counts = &mut counts[..span];
+            for &offset in offsets.iter() {
+                counts[offset as usize] += 1;
             }
         }
         // The taken offsets listed without a branch: each is written, and the end
@@ -360,8 +368,9 @@ impl CountedAtom<'_> {
         for (k, &cost) in costs.iter().enumerate() {
             let left_n = lefts.n_samples[k];
             if !count_samples || (left_n >= min_leaf && n - left_n >= min_leaf) {
-                let threshold = midpoint(low + present[k] as f32, low + present[k + 1] as f32);
-                offer(best, node_cost - cost, atom, threshold);
+                offer(best, node_cost - cost, atom, || {
+                    midpoint(low + present[k] as f32, low + present[k + 1] as f32)
+                });
             }
         }
     }

@@ -187,7 +187,6 @@ fn sorted_and_counted<C: AtomCosts>(
 ) -> (Best, Best) {
     let mut shares = ShareLogs::default();
     shares.start_node(weights.iter().sum());
-    let weight_at = |position: usize| weights[position];
     let mut sorted = None;
     SortedAtom {
         values,
@@ -195,7 +194,7 @@ fn sorted_and_counted<C: AtomCosts>(
     }
     .scan(
         criterion,
-        &weight_at,
+        weights,
         min_leaf,
         0,
         &mut Vec::new(),
@@ -214,7 +213,7 @@ fn sorted_and_counted<C: AtomCosts>(
     let mut by_value = ValueCounts::default();
     atom.scan(
         criterion,
-        &weight_at,
+        weights,
         min_leaf,
         0,
         &mut by_value,
