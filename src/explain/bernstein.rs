@@ -47,19 +47,19 @@ impl DegreeRatios {
     /// Adds to `out` (degree `k + 1`, `k + 2` coefficients) the product of
     /// `poly` (degree `k`) and the factor `zero (1 − t) + one t`.
     #[inline(always)]
-    pub(crate) fn add_times_factor(
+    pub(crate) fn add_times_factor<const N: usize>(
         &self,
-        poly: &[Lanes],
-        zero: Lanes,
-        one: Lanes,
-        out: &mut [Lanes],
+        poly: &[Lanes<N>],
+        zero: f64,
+        one: Lanes<N>,
+        out: &mut [Lanes<N>],
     ) {
         let k = poly.len() - 1;
         let (lower, upper) = self.of(k);
         let out = &mut out[..k + 2];
-        out[0] += zero * poly[0];
+        out[0] += poly[0] * zero;
         for i in 1..=k {
-            out[i] += zero * lower[i] * poly[i] + one * upper[i] * poly[i - 1];
+            out[i] += poly[i] * (zero * lower[i]) + one * poly[i - 1] * upper[i];
         }
         out[k + 1] += one * poly[k];
     }
@@ -67,25 +67,25 @@ impl DegreeRatios {
     /// Adds to `out` (degree `k + 1`, `k + 2` coefficients) the constant `value`
     /// times the factor `zero (1 − t) + one t`.
     #[inline(always)]
-    pub(crate) fn add_constant_times_factor(
+    pub(crate) fn add_constant_times_factor<const N: usize>(
         &self,
         value: f64,
-        zero: Lanes,
-        one: Lanes,
-        out: &mut [Lanes],
+        zero: f64,
+        one: Lanes<N>,
+        out: &mut [Lanes<N>],
     ) {
         let k = out.len() - 2;
         let (lower, upper) = self.of(k);
         let (zero, one) = (zero * value, one * value);
         for i in 0..k + 2 {
-            out[i] += zero * lower[i] + one * upper[i];
+            out[i] += one * upper[i] + Lanes::splat(zero * lower[i]);
         }
     }
 
     /// Sets `out` (`k + 2` coefficients) to `poly` (degree `k`) written in degree
     /// `k + 1`.
     #[inline(always)]
-    pub(crate) fn elevate(&self, poly: &[Lanes], out: &mut [Lanes]) {
+    pub(crate) fn elevate<const N: usize>(&self, poly: &[Lanes<N>], out: &mut [Lanes<N>]) {
         let k = poly.len() - 1;
         let (lower, upper) = self.of(k);
         let out = &mut out[..k + 2];
@@ -99,7 +99,7 @@ impl DegreeRatios {
     /// Lowers the degree of the moments `∫ P B^(k+1)_i` in `moments` (`k + 2`
     /// values) to `k`, in its first `k + 1` values.
     #[inline(always)]
-    pub(crate) fn lower_moments(&self, moments: &mut [Lanes]) {
+    pub(crate) fn lower_moments<const N: usize>(&self, moments: &mut [Lanes<N>]) {
         let k = moments.len() - 2;
         let (lower, upper) = self.of(k);
         for i in 0..=k {
@@ -111,25 +111,25 @@ impl DegreeRatios {
     /// `moments`, its `k + 2` moments `∫ P B^(k+1)_i`, times the factor
     /// `zero (1 − t) + one t`; `(1, 1)` lowers the degree of the moments of `P`.
     #[inline(always)]
-    pub(crate) fn moments_times_factor(
+    pub(crate) fn moments_times_factor<const N: usize>(
         &self,
-        moments: &[Lanes],
-        zero: Lanes,
-        one: Lanes,
-        out: &mut [Lanes],
+        moments: &[Lanes<N>],
+        zero: f64,
+        one: Lanes<N>,
+        out: &mut [Lanes<N>],
     ) {
         let k = moments.len() - 2;
         let (lower, upper) = self.of(k);
         let out = &mut out[..k + 1];
         for i in 0..=k {
-            out[i] = zero * lower[i] * moments[i] + one * upper[i + 1] * moments[i + 1];
+            out[i] = moments[i] * (zero * lower[i]) + one * moments[i + 1] * upper[i + 1];
         }
     }
 }
 
 /// `Σ a[i] b[i]`, lane by lane.
 #[inline(always)]
-pub(crate) fn dot(a: &[Lanes], b: &[Lanes]) -> Lanes {
+pub(crate) fn dot<const N: usize>(a: &[Lanes<N>], b: &[Lanes<N>]) -> Lanes<N> {
     let b = &b[..a.len()];
     let mut total = Lanes::ZERO;
     for i in 0..a.len() {
@@ -141,14 +141,14 @@ pub(crate) fn dot(a: &[Lanes], b: &[Lanes]) -> Lanes {
 #[cfg(test)]
 mod tests {
     use super::{dot, DegreeRatios};
-    use crate::explain::lanes::{Lanes, LANES};
+    use crate::explain::lanes::{Lanes, BLOCK_ROWS as N};
 
     fn binomial(n: usize, k: usize) -> f64 {
         (0..k).fold(1.0, |c, j| c * (n - j) as f64 / (j + 1) as f64)
     }
 
     /// `Σ poly[i] B^k_i(t)` in lane `l`.
-    fn evaluate(poly: &[Lanes], l: usize, t: f64) -> f64 {
+    fn evaluate(poly: &[Lanes<N>], l: usize, t: f64) -> f64 {
         let k = poly.len() - 1;
         poly.iter()
             .enumerate()
@@ -158,13 +158,13 @@ mod tests {
             .sum()
     }
 
-    fn splat(values: &[f64]) -> Vec<Lanes> {
+    fn splat(values: &[f64]) -> Vec<Lanes<N>> {
         values.iter().map(|&v| Lanes::splat(v)).collect()
     }
 
-    /// A factor's `zero` that differs from lane to lane.
-    fn per_lane(base: f64) -> Lanes {
-        Lanes(std::array::from_fn(|l| base + 0.05 * l as f64))
+    /// A factor's `one` that differs from lane to lane: 1 in every third lane.
+    fn every_third() -> Lanes<N> {
+        Lanes::indicator(|l| l % 3 == 0)
     }
 
     #[test]
@@ -172,13 +172,13 @@ mod tests {
         let ratios = DegreeRatios::up_to(8);
         let poly = splat(&[0.3, -1.2, 2.0, 0.7, 0.1]);
         let mut product = splat(&[0.5; 6]);
-        ratios.add_times_factor(&poly, per_lane(0.25), Lanes::ONE, &mut product);
+        ratios.add_times_factor(&poly, 0.25, every_third(), &mut product);
         let mut elevated = splat(&[0.0; 6]);
         ratios.elevate(&poly, &mut elevated);
-        for l in 0..LANES {
-            let zero = per_lane(0.25).0[l];
+        for l in 0..N {
+            let one = every_third().0[l];
             for t in [0.0, 0.1, 0.5, 0.93, 1.0] {
-                let expected = 0.5 + evaluate(&poly, l, t) * (zero * (1.0 - t) + t);
+                let expected = 0.5 + evaluate(&poly, l, t) * (0.25 * (1.0 - t) + one * t);
                 assert!(
                     (evaluate(&product, l, t) - expected).abs() < 1e-12,
                     "at {t}"
@@ -191,27 +191,26 @@ mod tests {
 
     #[test]
     fn moments_integrate_products_exactly() {
-        // P = (z (1 − t) + t)(0.7 (1 − t)), z from 0.4 on by lane: its moments of
-        // degree 3 from those of 1 (all 1/5 in degree 4) by two factors, then lowered
-        // to degree 1.
+        // P = (0.4 (1 − t) + o t)(0.7 (1 − t)), o 1 in every third lane: its moments
+        // of degree 3 from those of 1 (all 1/5 in degree 4) by two factors, then
+        // lowered to degree 1.
         let ratios = DegreeRatios::up_to(8);
         let mut first = [Lanes::ZERO; 4];
-        ratios.moments_times_factor(&splat(&[0.2; 5]), per_lane(0.4), Lanes::ONE, &mut first);
+        ratios.moments_times_factor(&splat(&[0.2; 5]), 0.4, every_third(), &mut first);
         let mut second = [Lanes::ZERO; 3];
-        let seven_tenths = Lanes::splat(0.7);
-        ratios.moments_times_factor(&first, seven_tenths, Lanes::ZERO, &mut second);
+        ratios.moments_times_factor(&first, 0.7, Lanes::ZERO, &mut second);
         let mut lowered = [Lanes::ZERO; 2];
-        ratios.moments_times_factor(&second, Lanes::ONE, Lanes::ONE, &mut lowered);
+        ratios.moments_times_factor(&second, 1.0, Lanes::ONE, &mut lowered);
         let poly = splat(&[1.5, -0.5]);
         let integral = dot(&poly, &lowered);
-        for l in 0..LANES {
-            let z = per_lane(0.4).0[l];
+        for l in 0..N {
+            let o = every_third().0[l];
             // ∫ P(t) poly(t) dt by a fine midpoint rule.
             let n = 200_000;
             let expected: f64 = (0..n)
                 .map(|j| {
                     let t = (j as f64 + 0.5) / n as f64;
-                    (z * (1.0 - t) + t) * 0.7 * (1.0 - t) * evaluate(&poly, l, t)
+                    (0.4 * (1.0 - t) + o * t) * 0.7 * (1.0 - t) * evaluate(&poly, l, t)
                 })
                 .sum::<f64>()
                 / n as f64;

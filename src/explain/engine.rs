@@ -4,9 +4,10 @@
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2};
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, PoisonError};
 
-use super::lanes::{Isa, Lanes, LANES};
+use super::lanes::{Isa, Lanes, BLOCK_ROWS, SMALL_BLOCK_ROWS};
 use super::players::{atom_key, ExplainedTree};
 use super::share::{share_block, BlockShares};
 use super::treeshap::{tree_shap, PlayerValues, Scratch};
@@ -16,15 +17,15 @@ use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, Result};
 use crate::runtime::control::is_cancelled;
 use crate::runtime::options::ScoreOptions;
-use crate::runtime::rows::{new_output, output_rows, score_row_chunks};
+use crate::runtime::rows::{new_output, output_rows, rows_per_chunk, score_row_chunks};
 
 /// Deepest tree whose contributions are computed: TreeSHAP walks a tree recursively.
 pub const MAX_EXPLAINED_DEPTH: usize = 1024;
 
-/// Rows explained together: explaining one row takes as long as scoring thousands,
-/// so chunks are small (two blocks of [`LANES`] rows) and threads share even a few
-/// rows.
-const EXPLAIN_CHUNK: usize = 2 * LANES;
+/// Bytes of the table of values per atom and output that one thread may take for
+/// blocks of [`BLOCK_ROWS`] rows: a model with more atoms and outputs is explained in
+/// blocks of [`SMALL_BLOCK_ROWS`], whose table is a quarter of the size.
+const WIDE_TABLE_BYTES: usize = 256 << 20;
 
 /// A model's trees prepared for TreeSHAP, with what they add up to.
 pub struct Explainer<'m> {
@@ -47,28 +48,28 @@ pub struct Explainer<'m> {
 
 /// The buffers of one chunk of rows at a time.
 #[derive(Default)]
-struct BlockScratch {
-    shap: Scratch,
+struct BlockScratch<const N: usize> {
+    shap: Scratch<N>,
     /// Per atom, the projections of the block's rows.
-    projections: Vec<[f32; LANES]>,
+    projections: Vec<[f32; N]>,
     /// Per atom and output, the block's values; all 0 between blocks.
-    phi: Vec<Lanes>,
+    phi: Vec<Lanes<N>>,
     /// Per player of one tree and output, the block's values.
-    tree_phi: Vec<Lanes>,
-    shares: BlockShares,
+    tree_phi: Vec<Lanes<N>>,
+    shares: BlockShares<N>,
 }
 
-/// The buffers of one call, which its chunks take in turn: a chunk is a few blocks,
-/// and the buffers hold a value per atom, output and lane.
+/// The buffers of one call, which its chunks take in turn: a chunk is a block, and
+/// the buffers hold a value per atom, output and lane.
 #[derive(Default)]
-struct ScratchPool(Mutex<Vec<BlockScratch>>);
+struct ScratchPool<const N: usize>(Mutex<Vec<BlockScratch<N>>>);
 
-impl ScratchPool {
+impl<const N: usize> ScratchPool<N> {
     /// Buffers for `chunks` chunks at once, each with a table of `table` values per
     /// lane (atoms times outputs), or [`MorfError::OutOfMemory`](crate::MorfError)
-    /// when the memory cannot be had: a model of many atoms and outputs needs 64
-    /// bytes per atom and output on each thread.
-    fn for_chunks(chunks: usize, table: usize) -> Result<ScratchPool> {
+    /// when the memory cannot be had: a model of many atoms and outputs needs 8 bytes
+    /// per atom, output and lane on each thread.
+    fn for_chunks(chunks: usize, table: usize) -> Result<ScratchPool<N>> {
         let what = "the contributions' values per atom and output";
         let scratches = (0..chunks)
             .map(|_| {
@@ -82,22 +83,25 @@ impl ScratchPool {
         Ok(ScratchPool(Mutex::new(scratches)))
     }
 
-    fn take(&self) -> BlockScratch {
+    fn take(&self) -> BlockScratch<N> {
         let mut pool = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         pool.pop().unwrap_or_default()
     }
 
-    fn give_back(&self, scratch: BlockScratch) {
+    fn give_back(&self, scratch: BlockScratch<N>) {
         let mut pool = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         pool.push(scratch);
     }
 }
 
-/// The rows of block `block` of `rows` (at most [`LANES`]), and its lanes' rows: the
-/// last row again in the lanes past them.
-fn block_rows<'r, T: Feature>(rows: &'r Rows<'_, T>, block: usize) -> (usize, [&'r [T]; LANES]) {
-    let first = block * LANES;
-    let n = (rows.n_samples - first).min(LANES);
+/// The rows of block `block` of `rows` (at most `N`), and its lanes' rows: the last
+/// row again in the lanes past them.
+fn block_rows<'r, T: Feature, const N: usize>(
+    rows: &'r Rows<'_, T>,
+    block: usize,
+) -> (usize, [&'r [T]; N]) {
+    let first = block * N;
+    let n = (rows.n_samples - first).min(N);
     (n, std::array::from_fn(|l| rows.row(first + l.min(n - 1))))
 }
 
@@ -122,7 +126,7 @@ impl<'m> Explainer<'m> {
         let mut atoms = Vec::new();
         let mut tree_atoms = Vec::with_capacity(trees.len());
         for tree in &trees {
-            let slots = (0..tree.n_players())
+            let slots: Vec<u32> = (0..tree.n_players())
                 .map(|player| {
                     let atom = tree.player_atom(player);
                     let next = keys.len() as u32;
@@ -138,6 +142,20 @@ impl<'m> Explainer<'m> {
             for (e, v) in expected[tree.column..].iter_mut().zip(values) {
                 *e += v;
             }
+        }
+        // Atoms in the order of their first feature: sharing them one after another
+        // then adds into the sums of nearby features, which stay in cache.
+        let mut order: Vec<u32> = (0..atoms.len() as u32).collect();
+        order.sort_by_key(|&a| atoms[a as usize].indices.first().copied());
+        let mut place = vec![0u32; atoms.len()];
+        for (to, &from) in order.iter().enumerate() {
+            place[from as usize] = to as u32;
+        }
+        let atoms: Vec<Atom<'m>> = order.iter().map(|&a| atoms[a as usize]).collect();
+        for slots in &mut tree_atoms {
+            slots
+                .iter_mut()
+                .for_each(|slot: &mut u32| *slot = place[*slot as usize]);
         }
         let most_players = trees.iter().map(|tree| tree.n_players()).max();
         Explainer {
@@ -181,29 +199,55 @@ impl<'m> Explainer<'m> {
         let out = output_rows(out, x.nrows(), columns, what)?;
         let cancel = options.cancel_flag();
         options.install_costly(x.nrows(), |threads| {
-            let chunks = threads.min(x.nrows().div_ceil(EXPLAIN_CHUNK));
-            let pool = ScratchPool::for_chunks(chunks, self.atoms.len() * self.width)?;
-            score_row_chunks(
-                self.n_features,
-                x,
-                out,
-                columns,
-                EXPLAIN_CHUNK,
-                threads,
-                cancel,
-                |_, rows, out| {
-                    let mut scratch = pool.take();
-                    for (block, out) in out.chunks_mut(LANES * columns).enumerate() {
-                        if is_cancelled(cancel) {
-                            break;
-                        }
-                        let (n, lanes) = block_rows(rows, block);
-                        self.block_contributions(&lanes, n, out, &mut scratch);
-                    }
-                    pool.give_back(scratch);
-                },
-            )
+            match self.wide_blocks(x.nrows(), threads) {
+                true => self.contributions_in_blocks::<T, BLOCK_ROWS>(x, out, threads, cancel),
+                false => {
+                    self.contributions_in_blocks::<T, SMALL_BLOCK_ROWS>(x, out, threads, cancel)
+                }
+            }
         })?
+    }
+
+    /// Whether `n_rows` rows on `threads` threads are explained in blocks of
+    /// [`BLOCK_ROWS`] rather than [`SMALL_BLOCK_ROWS`]: where the threads' chunks of
+    /// rows fill such blocks, and the model's table of values per atom and output
+    /// stays small enough.
+    fn wide_blocks(&self, n_rows: usize, threads: usize) -> bool {
+        let table = (self.atoms.len() as u128) * (self.width as u128);
+        let wide_bytes = table * std::mem::size_of::<Lanes<BLOCK_ROWS>>() as u128;
+        rows_per_chunk(n_rows, threads, BLOCK_ROWS) == BLOCK_ROWS
+            && wide_bytes <= WIDE_TABLE_BYTES as u128
+    }
+
+    /// [`contributions_into`](Self::contributions_into) on `threads` threads in
+    /// blocks of `N` rows, into `out` (row-major, a row of values per row of `x`).
+    fn contributions_in_blocks<T: Feature, const N: usize>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: &mut [f64],
+        threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let columns = self.contribution_columns()?;
+        let chunks = threads.min(x.nrows().div_ceil(N));
+        let pool = ScratchPool::<N>::for_chunks(chunks, self.atoms.len() * self.width)?;
+        score_row_chunks(
+            self.n_features,
+            x,
+            out,
+            columns,
+            N,
+            threads,
+            cancel,
+            |_, rows, out| {
+                let mut scratch = pool.take();
+                for (block, out) in out.chunks_mut(N * columns).enumerate() {
+                    let (n, lanes) = block_rows::<T, N>(rows, block);
+                    self.block_contributions(&lanes, n, out, &mut scratch, cancel);
+                }
+                pool.give_back(scratch);
+            },
+        )
     }
 
     /// The exact per-atom contributions of every row of `x`.
@@ -221,28 +265,14 @@ impl<'m> Explainer<'m> {
             })?;
         per_row.resize_with(x.nrows(), RowAtoms::default);
         let cancel = options.cancel_flag();
-        let pool = ScratchPool::default();
         options.install_costly(x.nrows(), |threads| {
-            score_row_chunks(
-                self.n_features,
-                x,
-                &mut per_row,
-                1,
-                EXPLAIN_CHUNK,
-                threads,
-                cancel,
-                |_, rows, out| {
-                    let mut scratch = pool.take();
-                    for (block, out) in out.chunks_mut(LANES).enumerate() {
-                        if is_cancelled(cancel) {
-                            break;
-                        }
-                        let (_, lanes) = block_rows(rows, block);
-                        self.block_atoms(&lanes, out, &mut scratch);
-                    }
-                    pool.give_back(scratch);
-                },
-            )
+            // One tree's values per player are kept at a time, whatever the model.
+            match rows_per_chunk(x.nrows(), threads, BLOCK_ROWS) == BLOCK_ROWS {
+                true => self.atoms_in_blocks::<T, BLOCK_ROWS>(x, &mut per_row, threads, cancel),
+                false => {
+                    self.atoms_in_blocks::<T, SMALL_BLOCK_ROWS>(x, &mut per_row, threads, cancel)
+                }
+            }
         })??;
         let n_entries = per_row.iter().map(|row| row.atoms.len()).sum();
         let mut result = AtomContributions {
@@ -266,6 +296,35 @@ impl<'m> Explainer<'m> {
         Ok(result)
     }
 
+    /// [`atom_contributions`](Self::atom_contributions)' entries of each row of `x`
+    /// into `per_row`, on `threads` threads in blocks of `N` rows.
+    fn atoms_in_blocks<T: Feature, const N: usize>(
+        &self,
+        x: ArrayView2<'_, T>,
+        per_row: &mut [RowAtoms],
+        threads: usize,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let pool = ScratchPool::<N>::default();
+        score_row_chunks(
+            self.n_features,
+            x,
+            per_row,
+            1,
+            N,
+            threads,
+            cancel,
+            |_, rows, out| {
+                let mut scratch = pool.take();
+                for (block, out) in out.chunks_mut(N).enumerate() {
+                    let (_, lanes) = block_rows::<T, N>(rows, block);
+                    self.block_atoms(&lanes, out, &mut scratch, cancel);
+                }
+                pool.give_back(scratch);
+            },
+        )
+    }
+
     /// Values per row of the contributions: (features + 1) * outputs.
     fn contribution_columns(&self) -> Result<usize> {
         (self.n_features + 1)
@@ -274,26 +333,33 @@ impl<'m> Explainer<'m> {
     }
 
     /// Projects the rows of a block on every atom.
-    fn project<T: Feature>(&self, rows: &[&[T]; LANES], scratch: &mut BlockScratch) {
+    fn project<T: Feature, const N: usize>(&self, rows: &[&[T]; N], scratch: &mut BlockScratch<N>) {
         scratch.projections.clear();
         (scratch.projections)
             .extend((self.atoms.iter()).map(|atom| std::array::from_fn(|l| atom.project(rows[l]))));
     }
 
     /// Writes the contributions of the first `n` rows of a block into `out`: per row,
-    /// per feature, then the expected value, `width` outputs each.
-    fn block_contributions<T: Feature>(
+    /// per feature, then the expected value, `width` outputs each. Stops between
+    /// trees once `cancel` is set, leaving `out` unspecified.
+    fn block_contributions<T: Feature, const N: usize>(
         &self,
-        rows: &[&[T]; LANES],
+        rows: &[&[T]; N],
         n: usize,
         out: &mut [f64],
-        scratch: &mut BlockScratch,
+        scratch: &mut BlockScratch<N>,
+        cancel: &AtomicBool,
     ) {
         let width = self.width;
         self.project(rows, scratch);
         // Every tree's values per atom first, then each atom's shared once.
         scratch.phi.resize(self.atoms.len() * width, Lanes::ZERO);
         for (tree, atoms) in self.trees.iter().zip(&self.tree_atoms) {
+            if is_cancelled(cancel) {
+                // The table must be all 0 for the next block.
+                scratch.phi.fill(Lanes::ZERO);
+                return;
+            }
             let values = PlayerValues {
                 values: &mut scratch.phi,
                 rows: atoms,
@@ -324,16 +390,20 @@ impl<'m> Explainer<'m> {
     }
 
     /// Records the contributions per tree and atom of the rows of a block into `out`,
-    /// one per row.
-    fn block_atoms<T: Feature>(
+    /// one per row. Stops between trees once `cancel` is set.
+    fn block_atoms<T: Feature, const N: usize>(
         &self,
-        rows: &[&[T]; LANES],
+        rows: &[&[T]; N],
         out: &mut [RowAtoms],
-        scratch: &mut BlockScratch,
+        scratch: &mut BlockScratch<N>,
+        cancel: &AtomicBool,
     ) {
         let width = self.width;
         self.project(rows, scratch);
         for (t, (tree, atoms)) in self.trees.iter().zip(&self.tree_atoms).enumerate() {
+            if is_cancelled(cancel) {
+                return;
+            }
             scratch.tree_phi.clear();
             (scratch.tree_phi).resize(tree.n_players() * tree.width, Lanes::ZERO);
             let values = PlayerValues {
@@ -366,14 +436,15 @@ impl<'m> Explainer<'m> {
 #[cfg(test)]
 mod tests {
     use ndarray::Array2;
+    use std::sync::atomic::AtomicBool;
 
-    use super::super::lanes::Isa;
+    use super::super::lanes::{Isa, SMALL_BLOCK_ROWS};
     use super::super::sealed::Explained;
     use crate::atoms::Patches;
     use crate::{AtomKind, Forest, ForestParams, MaxFeatures, ScoreOptions};
 
     #[test]
-    fn every_vector_width_gives_the_same_values() {
+    fn every_vector_and_block_width_gives_the_same_values() {
         // 6x6 images, a tenth of the cells missing, classes set by patch sums.
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
@@ -406,9 +477,13 @@ mod tests {
         };
         let forest = Forest::fit(&params, x.view(), &y, 3, None).unwrap();
         let mut explainer = forest.explainer().unwrap();
-        let rows = x.slice(ndarray::s![..29, ..]);
+        let rows = x.slice(ndarray::s![..140, ..]);
         let options = ScoreOptions::new();
+        // On one thread, chunks of 32 rows: four full blocks of 32, and one of 12.
+        assert!(explainer.wide_blocks(rows.nrows(), 1));
+        let options = options.with_threads(1);
         let widest = explainer.contributions(rows, &options).unwrap();
+        let columns = explainer.contribution_columns().unwrap();
         for isa in [Isa::Plain, Isa::Avx2, Isa::Avx512] {
             if isa == Isa::Avx512 && Isa::detect() != Isa::Avx512
                 || isa == Isa::Avx2 && Isa::detect() == Isa::Plain
@@ -418,6 +493,16 @@ mod tests {
             explainer.isa = isa;
             let values = explainer.contributions(rows, &options).unwrap();
             assert_eq!(values, widest, "{isa:?}");
+            // The same rows in blocks of the other width.
+            let mut small = vec![0.0; rows.nrows() * columns];
+            (explainer.contributions_in_blocks::<f32, SMALL_BLOCK_ROWS>(
+                rows,
+                &mut small,
+                1,
+                &AtomicBool::new(false),
+            ))
+            .unwrap();
+            assert_eq!(small, widest.as_slice().unwrap(), "{isa:?}, small blocks");
         }
     }
 }

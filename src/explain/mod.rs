@@ -110,7 +110,7 @@ pub trait Explain: sealed::Explained {
     /// Shape (samples, features + 1, outputs); slot `n_features` along axis 1 is the
     /// expected value, and the sum over axis 1 is the output. Rows are explained on
     /// the threads of `options`, with the same values for any number of threads; its
-    /// cancel flag is looked at before each block of 8 rows.
+    /// cancel flag is looked at before each tree explains each block of rows.
     fn contributions<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,

@@ -9,7 +9,7 @@
 //! `v (o_i − z_i) ∫₀¹ Π_{j≠i} (z_j (1 − t) + o_j t) dt`: a polynomial of degree below
 //! the tree's depth `D`, which the rule of `⌈D/2⌉` points integrates exactly.
 
-use super::lanes::Lanes;
+use super::lanes::{Lanes, Mask};
 
 /// A Gauss–Legendre rule on [0, 1].
 #[derive(Debug, Clone)]
@@ -62,20 +62,21 @@ fn legendre(n: usize, x: f64) -> (f64, f64) {
 
 /// Buffers of [`path_shapley`].
 #[derive(Debug, Default)]
-pub(crate) struct PathScratch {
+pub(crate) struct PathScratch<const N: usize> {
     /// Per player and point, the product of the factors of the players before it.
-    prefix: Vec<Lanes>,
+    prefix: Vec<Lanes<N>>,
     /// Per point, the product of the factors of the players after the current one.
-    suffix: Vec<Lanes>,
+    suffix: Vec<Lanes<N>>,
 }
 
 /// Calls `add(j, value)` with the Shapley value of each player `j` of a leaf of value
-/// 1 reached through the players of fractions `factors[j] = (zero, one)`, lane by lane.
-pub(crate) fn path_shapley(
+/// 1 reached through the players of fractions `factors[j] = (zero, one)`, lane by lane:
+/// `zero` the same in every lane, `one` 1 in the lanes of its mask.
+pub(crate) fn path_shapley<const N: usize>(
     quadrature: &Quadrature,
-    factors: &[(Lanes, Lanes)],
-    scratch: &mut PathScratch,
-    mut add: impl FnMut(usize, Lanes),
+    factors: &[(f64, Mask)],
+    scratch: &mut PathScratch<N>,
+    mut add: impl FnMut(usize, Lanes<N>),
 ) {
     let points = quadrature.len();
     scratch.prefix.clear();
@@ -83,24 +84,26 @@ pub(crate) fn path_shapley(
         .prefix
         .resize((factors.len() + 1) * points, Lanes::ONE);
     for (j, &(zero, one)) in factors.iter().enumerate() {
+        let one = Lanes::from_mask(one);
         let (before, after) = scratch.prefix.split_at_mut((j + 1) * points);
         let before = &before[j * points..];
         let terms = after.iter_mut().zip(before).zip(&quadrature.points);
         for ((product, &before), &t) in terms {
-            *product = before * (zero * (1.0 - t) + one * t);
+            *product = before * (one * t + Lanes::splat(zero * (1.0 - t)));
         }
     }
     scratch.suffix.clear();
     scratch.suffix.resize(points, Lanes::ONE);
     for (j, &(zero, one)) in factors.iter().enumerate().rev() {
+        let one = Lanes::from_mask(one);
         let before = &scratch.prefix[j * points..][..points];
         let mut integral = Lanes::ZERO;
         let rule = quadrature.points.iter().zip(&quadrature.weights);
         for ((after, &before), (&t, &weight)) in scratch.suffix.iter_mut().zip(before).zip(rule) {
             integral += before * weight * *after;
-            *after = *after * (zero * (1.0 - t) + one * t);
+            *after = *after * (one * t + Lanes::splat(zero * (1.0 - t)));
         }
-        add(j, (one - zero) * integral);
+        add(j, (one - Lanes::splat(zero)) * integral);
     }
 }
 

@@ -1,22 +1,25 @@
 //! How an atom's contribution is shared among its features for one row (the rule of
 //! the [module documentation](super)).
 
-use super::lanes::{Isa, Lanes, LANES};
+use super::lanes::{Isa, Lanes};
 use crate::atoms::{rescaled_present_sum, Atom, MissingCells, Reduce, Window};
 use crate::data::Feature;
 
 /// Buffers of [`share_block`], one thread's.
 #[derive(Debug, Default)]
-pub(crate) struct BlockShares {
+pub(crate) struct BlockShares<const N: usize> {
     /// Per feature and output, over the atoms a row shares by the sizes of their
     /// terms: the sum of `|w_j| · value / Σ_k |w_k x_k|`, which times `|x_j|` is the
     /// feature's share of them.
-    by_terms: Vec<Lanes>,
+    by_terms: Vec<Lanes<N>>,
     /// Per feature and output, over the atoms a row shares by weight (all terms 0)
     /// or whole (single features): the feature's share of them.
-    by_weights: Vec<Lanes>,
+    by_weights: Vec<Lanes<N>>,
     /// One atom's values per output, scaled for `by_terms` or `by_weights`.
-    scaled: Vec<Lanes>,
+    scaled: Vec<Lanes<N>>,
+    /// Per feature, `|x|` of the block's rows (NaN where missing): an atom's terms
+    /// then add up for all rows at once.
+    sizes: Vec<Lanes<N>>,
     shares: Vec<(u32, f64)>,
 }
 
@@ -30,15 +33,15 @@ pub(crate) struct BlockShares {
 /// their features by weight alone and each feature's total is scaled by `|x_j|` once
 /// at the end.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn share_block<T: Feature>(
+pub(crate) fn share_block<T: Feature, const N: usize>(
     atoms: &[Atom<'_>],
-    values: &mut [Lanes],
+    values: &mut [Lanes<N>],
     width: usize,
-    rows: &[&[T]; LANES],
+    rows: &[&[T]; N],
     n: usize,
     out: &mut [f64],
     columns: usize,
-    scratch: &mut BlockShares,
+    scratch: &mut BlockShares<N>,
     isa: Isa,
 ) {
     match isa {
@@ -51,19 +54,21 @@ pub(crate) fn share_block<T: Feature>(
     }
 }
 
-/// [`share_block`] in AVX2 vectors: the same operations in the same order.
+/// [`share_block`] in AVX2 vectors: the same operations in the same order. Also on
+/// processors with AVX-512, whose vectors measured slower here (its tables of
+/// 32-row values are read and written a few at a time).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-fn share_block_avx2<T: Feature>(
+fn share_block_avx2<T: Feature, const N: usize>(
     atoms: &[Atom<'_>],
-    values: &mut [Lanes],
+    values: &mut [Lanes<N>],
     width: usize,
-    rows: &[&[T]; LANES],
+    rows: &[&[T]; N],
     n: usize,
     out: &mut [f64],
     columns: usize,
-    scratch: &mut BlockShares,
+    scratch: &mut BlockShares<N>,
 ) {
     share_block_here(atoms, values, width, rows, n, out, columns, scratch);
 }
@@ -71,15 +76,15 @@ fn share_block_avx2<T: Feature>(
 /// [`share_block`], inlined into the instructions of its caller.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn share_block_here<T: Feature>(
+fn share_block_here<T: Feature, const N: usize>(
     atoms: &[Atom<'_>],
-    values: &mut [Lanes],
+    values: &mut [Lanes<N>],
     width: usize,
-    rows: &[&[T]; LANES],
+    rows: &[&[T]; N],
     n: usize,
     out: &mut [f64],
     columns: usize,
-    scratch: &mut BlockShares,
+    scratch: &mut BlockShares<N>,
 ) {
     let n_features = rows[0].len();
     for buffer in [&mut scratch.by_terms, &mut scratch.by_weights] {
@@ -87,6 +92,9 @@ fn share_block_here<T: Feature>(
         buffer.resize(n_features * width, Lanes::ZERO);
     }
     scratch.scaled.resize(width, Lanes::ZERO);
+    scratch.sizes.clear();
+    let size = |j: usize| Lanes(std::array::from_fn(|l| rows[l][j].to_f64().abs()));
+    scratch.sizes.extend((0..n_features).map(size));
     // The lanes explained: the block's last lanes may repeat its last row.
     let explained = Lanes::indicator(|l| l < n);
     for (atom, values) in atoms.iter().zip(values.chunks_exact_mut(width)) {
@@ -97,7 +105,7 @@ fn share_block_here<T: Feature>(
         if !nonzero.any_nonzero() {
             continue;
         }
-        let (by_terms, by_weights, own) = lane_sharing(atom, rows);
+        let (by_terms, by_weights, own) = lane_sharing(atom, &scratch.sizes);
         let own = own * nonzero * explained;
         for (l, row) in rows.iter().enumerate() {
             if own.0[l] == 0.0 {
@@ -163,20 +171,20 @@ fn share_block_here<T: Feature>(
 /// the whole value whatever its cell holds), and 1 where the row's own rule
 /// ([`feature_shares`]) shares it: missing cells, pooled atoms, overflowing terms.
 #[inline(always)]
-fn lane_sharing<T: Feature>(atom: &Atom<'_>, rows: &[&[T]; LANES]) -> (Lanes, Lanes, Lanes) {
+fn lane_sharing<const N: usize>(
+    atom: &Atom<'_>,
+    sizes: &[Lanes<N>],
+) -> (Lanes<N>, Lanes<N>, Lanes<N>) {
     if atom.window.is_some() {
         return (Lanes::ZERO, Lanes::ZERO, Lanes::ONE);
     }
     if atom.indices.len() == 1 {
         return (Lanes::ZERO, Lanes::ONE, Lanes::ZERO);
     }
-    let (mut total, mut missing) = (Lanes::ZERO, Lanes::ZERO);
+    // `|w x| = |w| |x|` exactly; a missing `x` makes its row's total NaN.
+    let mut total = Lanes::ZERO;
     for (&i, &w) in atom.indices.iter().zip(atom.weights) {
-        for (l, row) in rows.iter().enumerate() {
-            let x = row[i as usize];
-            missing.0[l] += if x.is_missing() { 1.0 } else { 0.0 };
-            total.0[l] += (w as f64 * x.to_f64()).abs();
-        }
+        total += sizes[i as usize] * (w as f64).abs();
     }
     let weights: f64 = atom.weights.iter().map(|&w| (w as f64).abs()).sum();
     let by_weight = if weights > 0.0 && weights.is_finite() {
@@ -185,11 +193,9 @@ fn lane_sharing<T: Feature>(atom: &Atom<'_>, rows: &[&[T]; LANES]) -> (Lanes, La
         0.0
     };
     let (mut by_terms, mut by_weights, mut own) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
-    for l in 0..LANES {
+    for l in 0..N {
         let t = total.0[l];
-        if missing.0[l] != 0.0 {
-            own.0[l] = 1.0;
-        } else if t > 0.0 && t.is_finite() {
+        if t > 0.0 && t.is_finite() {
             by_terms.0[l] = 1.0 / t;
         } else if t == 0.0 && by_weight > 0.0 {
             by_weights.0[l] = by_weight;

@@ -33,51 +33,46 @@
 //! depend on the rows beside it.
 
 use super::bernstein::dot;
-use super::lanes::{Isa, Lanes, LANES};
+use super::lanes::{Isa, Lanes, Mask};
 use super::players::{ExplainedTree, WalkNode};
 use super::quadrature::{path_shapley, PathScratch};
 
-// The sides of a split, one bit per row of a block, fit a byte.
-const _: () = assert!(LANES <= u8::BITS as usize);
-
-/// The sides of a split that every row of a block takes left.
-const ALL_ROWS: u8 = (((1u16 << LANES) - 1) & 0xff) as u8;
-
 /// Buffers of one thread's walks, reused from tree to tree and row to row.
 #[derive(Debug, Default)]
-pub(crate) struct Scratch {
+pub(crate) struct Scratch<const N: usize> {
     /// The subtree polynomials of the nodes on the path, per output of each.
-    polys: Vec<Lanes>,
+    polys: Vec<Lanes<N>>,
     /// The moments of the path products of the nodes on the path, and the lowered
     /// ones of their edges.
-    moments: Vec<Lanes>,
+    moments: Vec<Lanes<N>>,
     /// A child's polynomial raised to its parent's degree, step by step.
-    elevated: [Vec<Lanes>; 2],
-    /// The players on the current path, each once, with their fractions.
-    path: Vec<(u32, Lanes, Lanes)>,
+    elevated: [Vec<Lanes<N>>; 2],
+    /// The players on the current path, each once, with their fractions: `zero`,
+    /// the same for every row, and `one` as the rows for which it is 1.
+    path: Vec<(u32, f64, Mask)>,
     /// Per player of `path`, its fractions, for a leaf played on its own.
-    factors: Vec<(Lanes, Lanes)>,
+    factors: Vec<(f64, Mask)>,
     /// Per node, which rows of the block go left (bit `l` for row `l`), found for
     /// all nodes before the walk, whose loads of the projections then do not wait.
-    sides: Vec<u8>,
+    sides: Vec<Mask>,
     /// Per split node and output (aligned with the tree's outputs), the value of
     /// the node's player from the clean leaves below it: kept apart from the
     /// model's values per atom, which are too many to stay in cache, and added to
     /// them after the walk.
-    node_values: Vec<Lanes>,
-    leaf: PathScratch,
+    node_values: Vec<Lanes<N>>,
+    leaf: PathScratch<N>,
 }
 
 /// Where a tree's players' values go: player `p`'s output `o` adds to
 /// `values[rows[p] * stride + column + o]`, one value per row of the block.
-pub(crate) struct PlayerValues<'a> {
-    pub values: &'a mut [Lanes],
+pub(crate) struct PlayerValues<'a, const N: usize> {
+    pub values: &'a mut [Lanes<N>],
     pub rows: &'a [u32],
     pub stride: usize,
     pub column: usize,
 }
 
-impl PlayerValues<'_> {
+impl<const N: usize> PlayerValues<'_, N> {
     /// Where player `player`'s first output goes.
     #[inline(always)]
     fn row(&self, player: u32) -> usize {
@@ -90,12 +85,12 @@ impl PlayerValues<'_> {
 /// down both sides of its splits in proportion to the training covers. Player `p`'s
 /// atom projects the block's row `l` to `projections[atoms[p]][l]`. The walk runs in
 /// the vectors of `isa`.
-pub(crate) fn tree_shap(
+pub(crate) fn tree_shap<const N: usize>(
     tree: &ExplainedTree<'_>,
-    projections: &[[f32; LANES]],
+    projections: &[[f32; N]],
     atoms: &[u32],
-    mut out: PlayerValues<'_>,
-    scratch: &mut Scratch,
+    mut out: PlayerValues<'_, N>,
+    scratch: &mut Scratch<N>,
     isa: Isa,
 ) {
     let root = tree.nodes[0];
@@ -138,23 +133,14 @@ pub(crate) fn tree_shap(
         Isa::Avx2 => unsafe { walk.run_avx2() },
         _ => walk.run::<Plain>(),
     }
-    // Each clean split's values, to its player.
-    for &(player, start, len) in &tree.split_outputs {
-        let row = out.row(player);
-        let (start, len) = (start as usize, len as usize);
-        let values = &scratch.node_values[start..start + len];
-        for (&output, &value) in tree.outputs[start..start + len].iter().zip(values) {
-            out.values[row + output as usize] += value;
-        }
-    }
 }
 
-struct Walk<'w, 't, 'o> {
+struct Walk<'w, 't, 'o, const N: usize> {
     tree: &'w ExplainedTree<'t>,
-    projections: &'w [[f32; LANES]],
+    projections: &'w [[f32; N]],
     atoms: &'w [u32],
-    out: &'w mut PlayerValues<'o>,
-    scratch: &'w mut Scratch,
+    out: &'w mut PlayerValues<'o, N>,
+    scratch: &'w mut Scratch<N>,
 }
 
 /// A compiled walk: the walk's steps are inlined into the function that visits a
@@ -162,14 +148,24 @@ struct Walk<'w, 't, 'o> {
 /// the instructions that function was compiled for.
 trait Variant {
     /// [`Walk::visit_split`] in this variant.
-    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize);
+    fn visit<const N: usize>(
+        walk: &mut Walk<'_, '_, '_, N>,
+        id: usize,
+        moments_at: usize,
+        poly_at: usize,
+    );
 }
 
 /// The walk in the instructions every processor of the target has.
 struct Plain;
 
 impl Variant for Plain {
-    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize) {
+    fn visit<const N: usize>(
+        walk: &mut Walk<'_, '_, '_, N>,
+        id: usize,
+        moments_at: usize,
+        poly_at: usize,
+    ) {
         walk.visit_split::<Plain>(id, moments_at, poly_at);
     }
 }
@@ -181,7 +177,12 @@ struct Avx2;
 #[cfg(target_arch = "x86_64")]
 impl Variant for Avx2 {
     #[inline(always)]
-    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize) {
+    fn visit<const N: usize>(
+        walk: &mut Walk<'_, '_, '_, N>,
+        id: usize,
+        moments_at: usize,
+        poly_at: usize,
+    ) {
         // SAFETY: the walk runs in this variant only where the processor has AVX2.
         unsafe { walk.visit_avx2(id, moments_at, poly_at) }
     }
@@ -194,13 +195,18 @@ struct Avx512;
 #[cfg(target_arch = "x86_64")]
 impl Variant for Avx512 {
     #[inline(always)]
-    fn visit(walk: &mut Walk<'_, '_, '_>, id: usize, moments_at: usize, poly_at: usize) {
+    fn visit<const N: usize>(
+        walk: &mut Walk<'_, '_, '_, N>,
+        id: usize,
+        moments_at: usize,
+        poly_at: usize,
+    ) {
         // SAFETY: the walk runs in this variant only where the processor has AVX-512.
         unsafe { walk.visit_avx512(id, moments_at, poly_at) }
     }
 }
 
-impl Walk<'_, '_, '_> {
+impl<const N: usize> Walk<'_, '_, '_, N> {
     /// [`run`](Self::run) in AVX-512 vectors.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
@@ -236,10 +242,20 @@ impl Walk<'_, '_, '_> {
             let values = &projections[atoms[node.player as usize] as usize];
             for (l, &value) in values.iter().enumerate() {
                 let left = crate::tree::goes_left(value, node.threshold, node.missing_left);
-                *side |= (left as u8) << l;
+                *side |= (left as Mask) << l;
             }
         }
         V::visit(self, 0, 0, 0);
+        // Each clean split's values, to its player (in the same vectors as the walk).
+        let (tree, out) = (self.tree, &mut *self.out);
+        for &(player, start, len) in &tree.split_outputs {
+            let row = out.row(player);
+            let (start, len) = (start as usize, len as usize);
+            let values = &self.scratch.node_values[start..start + len];
+            for (&output, &value) in tree.outputs[start..start + len].iter().zip(values) {
+                out.values[row + output as usize] += value;
+            }
+        }
     }
 
     /// [`visit_split`](Self::visit_split) in AVX2 vectors.
@@ -258,7 +274,6 @@ impl Walk<'_, '_, '_> {
         let tree = self.tree;
         let node = tree.nodes[id];
         let sides = self.scratch.sides[id];
-        let goes_left = Lanes::indicator(|l| sides & (1 << l) != 0);
         let right = node.right as usize;
         // A player split on higher up: its entry on the path, whose fractions its
         // edges here multiply.
@@ -275,27 +290,23 @@ impl Walk<'_, '_, '_> {
         let mut path_integral = None;
         let left_fraction = node.left_fraction;
         let edges = [
-            (id + 1, left_fraction, goes_left, sides != 0),
-            (
-                right,
-                1.0 - left_fraction,
-                Lanes::ONE - goes_left,
-                sides != ALL_ROWS,
-            ),
+            (id + 1, left_fraction, sides),
+            (right, 1.0 - left_fraction, !sides & Lanes::<N>::ALL_ROWS),
         ];
-        for (child, edge_zero, edge_one, taken) in edges {
+        for (child, edge_zero, edge_one) in edges {
             let child_node = tree.nodes[child];
             // A side no row takes and no training sample reached adds nothing, whoever
             // plays; nor does a subtree without values.
             let in_polynomials = polynomials && child_node.n_outputs > 0;
+            let taken = edge_one != 0;
             if !(edge_zero > 0.0 || taken) || !(in_polynomials || child_node.unclean_leaves) {
                 continue;
             }
             let (zero, one) = match above {
-                None => (Lanes::splat(edge_zero), edge_one),
+                None => (edge_zero, edge_one),
                 Some(at) => {
                     let (_, above_zero, above_one) = self.scratch.path[at];
-                    (above_zero * edge_zero, edge_one * above_one)
+                    (above_zero * edge_zero, edge_one & above_one)
                 }
             };
             // Only the leaves played one by one read the path: the edges to
@@ -318,11 +329,12 @@ impl Walk<'_, '_, '_> {
                         let moments = &self.scratch.moments[moments_at..moments_at + degree];
                         moments.iter().fold(Lanes::ZERO, |total, &m| total + m)
                     });
-                    self.clean_leaf(&node, &child_node, (zero, one), integral, poly_at);
+                    let edge = (zero, Lanes::from_mask(one));
+                    self.clean_leaf(&node, &child_node, edge, integral, poly_at);
                 }
                 (true, false) => self.unclean_leaf(&child_node),
                 (false, true) => {
-                    let edge = (zero, one);
+                    let edge = (zero, Lanes::from_mask(one));
                     self.clean_split::<V>(&node, child, edge, moments_at, poly_at);
                 }
                 (false, false) => V::visit(self, child, 0, 0),
@@ -342,8 +354,8 @@ impl Walk<'_, '_, '_> {
         &mut self,
         node: &WalkNode,
         leaf: &WalkNode,
-        (zero, one): (Lanes, Lanes),
-        integral: Lanes,
+        (zero, one): (f64, Lanes<N>),
+        integral: Lanes<N>,
         poly_at: usize,
     ) {
         let tree = self.tree;
@@ -352,7 +364,7 @@ impl Walk<'_, '_, '_> {
             let value = tree.leaf_values[at];
             let slot = tree.parent_slot[at] as usize;
             let node_value = node.outputs_start as usize + slot;
-            self.scratch.node_values[node_value] += (one - zero) * value * integral;
+            self.scratch.node_values[node_value] += (one - Lanes::splat(zero)) * value * integral;
             let parent = &mut self.scratch.polys[poly_at + slot * (degree + 1)..][..degree + 1];
             tree.ratios
                 .add_constant_times_factor(value, zero, one, parent);
@@ -367,7 +379,7 @@ impl Walk<'_, '_, '_> {
         &mut self,
         node: &WalkNode,
         child: usize,
-        (zero, one): (Lanes, Lanes),
+        (zero, one): (f64, Lanes<N>),
         moments_at: usize,
         poly_at: usize,
     ) {
@@ -417,7 +429,7 @@ impl Walk<'_, '_, '_> {
             .zip(child_node.outputs())
         {
             let slot = tree.parent_slot[at] as usize;
-            node_values[slot] += (one - zero) * dot(lowered, poly);
+            node_values[slot] += (one - Lanes::splat(zero)) * dot(lowered, poly);
             let mut poly = poly;
             for len in child_degree + 1..degree {
                 tree.ratios.elevate(poly, &mut elevated[..len + 1]);

@@ -80,8 +80,8 @@ impl<'a> ScoreOptions<'a> {
 
     /// Stops scoring with [`MorfError::Cancelled`](crate::MorfError::Cancelled) soon
     /// after `cancel` is set: it is looked at before each tree walks each block of rows
-    /// (before each block of eight rows for contributions), a few milliseconds of work
-    /// at most. What an output buffer holds after a cancelled call is unspecified.
+    /// (for contributions, before each tree explains each block of rows), a few
+    /// milliseconds of work at most. What an output buffer holds after a cancelled call is unspecified.
     pub fn with_cancel(self, cancel: &'a AtomicBool) -> Self {
         ScoreOptions {
             cancel: Some(cancel),

@@ -21,6 +21,15 @@ const MIN_SCORE_CHUNK: usize = 16;
 /// find work left.
 const CHUNKS_PER_THREAD: usize = 4;
 
+/// The rows of each chunk (the last may have fewer) that [`score_row_chunks`] cuts
+/// `n_samples` rows into for `threads` threads and chunks of at most `most_rows`.
+pub(crate) fn rows_per_chunk(n_samples: usize, threads: usize, most_rows: usize) -> usize {
+    n_samples.div_ceil(CHUNKS_PER_THREAD * threads).clamp(
+        MIN_SCORE_CHUNK,
+        most_rows.clamp(MIN_SCORE_CHUNK, SCORE_CHUNK),
+    )
+}
+
 /// Runs `score(first_row, rows, out)` on every chunk of X's rows (the first of
 /// which is row `first_row` of X, chunks of at most `most_rows <= SCORE_CHUNK` rows,
 /// as many as the model scores best together) with that chunk's rows of `out`
@@ -57,10 +66,7 @@ pub(crate) fn score_row_chunks<T: Feature, O: Send>(
     if n_samples == 0 || width == 0 {
         return Ok(());
     }
-    let rows_per_chunk = n_samples.div_ceil(CHUNKS_PER_THREAD * threads).clamp(
-        MIN_SCORE_CHUNK,
-        most_rows.clamp(MIN_SCORE_CHUNK, SCORE_CHUNK),
-    );
+    let rows_per_chunk = rows_per_chunk(n_samples, threads, most_rows);
     let first_bad = AtomicUsize::new(usize::MAX);
     let score_chunk = |buffer: &mut Vec<T>, (chunk, out): (usize, &mut [O])| {
         let start = chunk * rows_per_chunk;
