@@ -147,8 +147,9 @@ def main():
         notes="""
 Exact path-dependent TreeSHAP over each split's atom (Linear TreeSHAP with each
 subtree's polynomial in the Bernstein basis: O(sum over nodes of height x outputs
-below) per tree and row), 8 rows walking each tree side by side in vector lanes, each
-distinct atom projected once per row and shared among its pixels once per block of 8.
+below) per tree and row), the rows of a block walking each tree side by side in
+vector lanes (blocks of 32 rows where each thread's chunks fill them, else of 8), each
+distinct atom projected once per row and shared among its pixels once per block.
 The baseline (if any) explains the same models' rows in the same process, the builds
 taking turns, and must give the same values.
 Scoring is predict_proba for the forest and decision_function for the boosted model,
