@@ -148,7 +148,7 @@ def main():
 Exact path-dependent TreeSHAP over each split's atom (Linear TreeSHAP with each
 subtree's polynomial in the Bernstein basis: O(sum over nodes of height x outputs
 below) per tree and row), the rows of a block walking each tree side by side in
-vector lanes (blocks of 32 rows where each thread's chunks fill them, else of 8), each
+vector lanes (blocks of 32 rows where a call has two a thread, else of 8), each
 distinct atom projected once per row and shared among its pixels once per block.
 The baseline (if any) explains the same models' rows in the same process, the builds
 taking turns, and must give the same values.

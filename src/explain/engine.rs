@@ -17,7 +17,7 @@ use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, Result};
 use crate::runtime::control::is_cancelled;
 use crate::runtime::options::ScoreOptions;
-use crate::runtime::rows::{new_output, output_rows, rows_per_chunk, score_row_chunks};
+use crate::runtime::rows::{new_output, output_rows, score_rows_in_chunks};
 
 /// Deepest tree whose contributions are computed: TreeSHAP walks a tree recursively.
 pub const MAX_EXPLAINED_DEPTH: usize = 1024;
@@ -103,6 +103,12 @@ fn block_rows<'r, T: Feature, const N: usize>(
     let first = block * N;
     let n = (rows.n_samples - first).min(N);
     (n, std::array::from_fn(|l| rows.row(first + l.min(n - 1))))
+}
+
+/// Whether `n_rows` rows on `threads` threads make at least two blocks of
+/// [`BLOCK_ROWS`] a thread.
+fn enough_rows_for_wide_blocks(n_rows: usize, threads: usize) -> bool {
+    n_rows >= 2 * BLOCK_ROWS * threads.max(1)
 }
 
 /// One row's per-atom contributions: (tree, node) per entry, and their values.
@@ -209,14 +215,14 @@ impl<'m> Explainer<'m> {
     }
 
     /// Whether `n_rows` rows on `threads` threads are explained in blocks of
-    /// [`BLOCK_ROWS`] rather than [`SMALL_BLOCK_ROWS`]: where the threads' chunks of
-    /// rows fill such blocks, and the model's table of values per atom and output
-    /// stays small enough.
+    /// [`BLOCK_ROWS`] rather than [`SMALL_BLOCK_ROWS`]: where they make at least two
+    /// such blocks a thread (so that a last block short of rows is a small part of
+    /// the work), and the model's table of values per atom and output stays small
+    /// enough.
     fn wide_blocks(&self, n_rows: usize, threads: usize) -> bool {
         let table = (self.atoms.len() as u128) * (self.width as u128);
         let wide_bytes = table * std::mem::size_of::<Lanes<BLOCK_ROWS>>() as u128;
-        rows_per_chunk(n_rows, threads, BLOCK_ROWS) == BLOCK_ROWS
-            && wide_bytes <= WIDE_TABLE_BYTES as u128
+        enough_rows_for_wide_blocks(n_rows, threads) && wide_bytes <= WIDE_TABLE_BYTES as u128
     }
 
     /// [`contributions_into`](Self::contributions_into) on `threads` threads in
@@ -231,7 +237,7 @@ impl<'m> Explainer<'m> {
         let columns = self.contribution_columns()?;
         let chunks = threads.min(x.nrows().div_ceil(N));
         let pool = ScratchPool::<N>::for_chunks(chunks, self.atoms.len() * self.width)?;
-        score_row_chunks(
+        score_rows_in_chunks(
             self.n_features,
             x,
             out,
@@ -267,7 +273,7 @@ impl<'m> Explainer<'m> {
         let cancel = options.cancel_flag();
         options.install_costly(x.nrows(), |threads| {
             // One tree's values per player are kept at a time, whatever the model.
-            match rows_per_chunk(x.nrows(), threads, BLOCK_ROWS) == BLOCK_ROWS {
+            match enough_rows_for_wide_blocks(x.nrows(), threads) {
                 true => self.atoms_in_blocks::<T, BLOCK_ROWS>(x, &mut per_row, threads, cancel),
                 false => {
                     self.atoms_in_blocks::<T, SMALL_BLOCK_ROWS>(x, &mut per_row, threads, cancel)
@@ -306,7 +312,7 @@ impl<'m> Explainer<'m> {
         cancel: &AtomicBool,
     ) -> Result<()> {
         let pool = ScratchPool::<N>::default();
-        score_row_chunks(
+        score_rows_in_chunks(
             self.n_features,
             x,
             per_row,
@@ -479,7 +485,7 @@ mod tests {
         let mut explainer = forest.explainer().unwrap();
         let rows = x.slice(ndarray::s![..140, ..]);
         let options = ScoreOptions::new();
-        // On one thread, chunks of 32 rows: four full blocks of 32, and one of 12.
+        // On one thread, four full blocks of 32 rows, and one of 12.
         assert!(explainer.wide_blocks(rows.nrows(), 1));
         let options = options.with_threads(1);
         let widest = explainer.contributions(rows, &options).unwrap();

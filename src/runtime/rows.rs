@@ -21,15 +21,6 @@ const MIN_SCORE_CHUNK: usize = 16;
 /// find work left.
 const CHUNKS_PER_THREAD: usize = 4;
 
-/// The rows of each chunk (the last may have fewer) that [`score_row_chunks`] cuts
-/// `n_samples` rows into for `threads` threads and chunks of at most `most_rows`.
-pub(crate) fn rows_per_chunk(n_samples: usize, threads: usize, most_rows: usize) -> usize {
-    n_samples.div_ceil(CHUNKS_PER_THREAD * threads).clamp(
-        MIN_SCORE_CHUNK,
-        most_rows.clamp(MIN_SCORE_CHUNK, SCORE_CHUNK),
-    )
-}
-
 /// Runs `score(first_row, rows, out)` on every chunk of X's rows (the first of
 /// which is row `first_row` of X, chunks of at most `most_rows <= SCORE_CHUNK` rows,
 /// as many as the model scores best together) with that chunk's rows of `out`
@@ -54,6 +45,27 @@ pub(crate) fn score_row_chunks<T: Feature, O: Send>(
     cancel: &AtomicBool,
     score: impl Fn(usize, &Rows<'_, T>, &mut [O]) + Sync,
 ) -> Result<()> {
+    let rows_per_chunk = x.nrows().div_ceil(CHUNKS_PER_THREAD * threads).clamp(
+        MIN_SCORE_CHUNK,
+        most_rows.clamp(MIN_SCORE_CHUNK, SCORE_CHUNK),
+    );
+    let (fitted, chunk) = (n_features_fitted, rows_per_chunk);
+    score_rows_in_chunks(fitted, x, out, width, chunk, threads, cancel, score)
+}
+
+/// [`score_row_chunks`] in chunks of exactly `rows_per_chunk` rows (the last may have
+/// fewer), for models that score rows best in blocks of that many.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn score_rows_in_chunks<T: Feature, O: Send>(
+    n_features_fitted: usize,
+    x: ArrayView2<'_, T>,
+    out: &mut [O],
+    width: usize,
+    rows_per_chunk: usize,
+    threads: usize,
+    cancel: &AtomicBool,
+    score: impl Fn(usize, &Rows<'_, T>, &mut [O]) + Sync,
+) -> Result<()> {
     let (n_samples, n_features) = x.dim();
     if n_features != n_features_fitted {
         return Err(MorfError::ShapeMismatch {
@@ -66,7 +78,6 @@ pub(crate) fn score_row_chunks<T: Feature, O: Send>(
     if n_samples == 0 || width == 0 {
         return Ok(());
     }
-    let rows_per_chunk = rows_per_chunk(n_samples, threads, most_rows);
     let first_bad = AtomicUsize::new(usize::MAX);
     let score_chunk = |buffer: &mut Vec<T>, (chunk, out): (usize, &mut [O])| {
         let start = chunk * rows_per_chunk;
