@@ -14,11 +14,20 @@ use super::lanes::Lanes;
 /// The ratios that change the degree of the basis: `(1 − t) B^k_i = l_k[i] B^(k+1)_i`
 /// and `t B^k_(i−1) = u_k[i] B^(k+1)_i`, with `l_k[i] = (k + 1 − i) / (k + 1)` and
 /// `u_k[i] = i / (k + 1)`, for `i` in `0..=k + 1`.
+///
+/// Also the binomial coefficients `C(n, r)` up to `n = max_degree` (at most
+/// [`MAX_ONE_STEP_DEGREE`]), which raise a degree by several at once.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DegreeRatios {
     lower: Vec<f64>,
     upper: Vec<f64>,
+    /// Row `n` of Pascal's triangle from `n * (n + 1) / 2` on.
+    binomials: Vec<f64>,
 }
+
+/// Highest degree raised to (or moments lowered from) in one step: `C(n, r)` is a
+/// finite `f64` up to `n = 1020`.
+const MAX_ONE_STEP_DEGREE: usize = 1000;
 
 impl DegreeRatios {
     /// The ratios of every degree below `max_degree`.
@@ -31,7 +40,74 @@ impl DegreeRatios {
                 ratios.upper.push(i as f64 * scale);
             }
         }
+        for n in 0..=max_degree.min(MAX_ONE_STEP_DEGREE) {
+            let row = ratios.binomials.len() - n.min(1) * n;
+            for r in 0..=n {
+                let value = match r == 0 || r == n {
+                    true => 1.0,
+                    false => ratios.binomials[row + r - 1] + ratios.binomials[row + r],
+                };
+                ratios.binomials.push(value);
+            }
+        }
         ratios
+    }
+
+    /// Whether a polynomial of degree `k` is raised by `by` (and moments lowered by
+    /// `by` to degree `k`) in one step, with [`raising_weights`](Self::raising_weights):
+    /// cheaper than `by` steps of one where `by` is at least 2.
+    #[inline(always)]
+    pub(crate) fn in_one_step(&self, k: usize, by: usize) -> bool {
+        by >= 2 && k + by <= MAX_ONE_STEP_DEGREE
+    }
+
+    /// Sets `weights` to `w[i (by + 1) + r] = C(k, i) C(by, r) / C(k + by, i + r)`,
+    /// with which `B^k_i = Σ_r w[i (by + 1) + r] B^(k+by)_(i+r)` (`k + by` at most
+    /// [`MAX_ONE_STEP_DEGREE`] and the ratios' `max_degree`).
+    pub(crate) fn raising_weights(&self, k: usize, by: usize, weights: &mut Vec<f64>) {
+        let binomial = |n: usize, r: usize| self.binomials[n * (n + 1) / 2 + r];
+        weights.clear();
+        for i in 0..=k {
+            let of_k = binomial(k, i);
+            weights.extend((0..=by).map(|r| of_k * binomial(by, r) / binomial(k + by, i + r)));
+        }
+    }
+
+    /// Sets `out` (`k + by + 1` coefficients) to `poly` (degree `k`) written in degree
+    /// `k + by`, by the [`raising_weights`](Self::raising_weights) of `k` and `by`.
+    #[inline(always)]
+    pub(crate) fn raise<const N: usize>(
+        poly: &[Lanes<N>],
+        by: usize,
+        weights: &[f64],
+        out: &mut [Lanes<N>],
+    ) {
+        let out = &mut out[..poly.len() + by];
+        out.fill(Lanes::ZERO);
+        for (i, (&c, weights)) in poly.iter().zip(weights.chunks_exact(by + 1)).enumerate() {
+            for (o, &w) in out[i..=i + by].iter_mut().zip(weights) {
+                *o += c * w;
+            }
+        }
+    }
+
+    /// Lowers the moments `∫ P B^(k+by)_j` in `moments` (`k + by + 1` values) to degree
+    /// `k`, in its first `k + 1` values, by the
+    /// [`raising_weights`](Self::raising_weights) of `k` and `by`.
+    #[inline(always)]
+    pub(crate) fn lower_moments_by<const N: usize>(
+        moments: &mut [Lanes<N>],
+        by: usize,
+        weights: &[f64],
+    ) {
+        // Lowered value i reads the moments i..=i + by only: in place, in order.
+        for (i, weights) in weights.chunks_exact(by + 1).enumerate() {
+            let mut total = Lanes::ZERO;
+            for (&m, &w) in moments[i..=i + by].iter().zip(weights) {
+                total += m * w;
+            }
+            moments[i] = total;
+        }
     }
 
     /// `(l_k, u_k)`, `k + 2` values each.
@@ -185,6 +261,46 @@ mod tests {
                 );
                 let difference = evaluate(&elevated, l, t) - evaluate(&poly, l, t);
                 assert!(difference.abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn raising_in_one_step_is_raising_step_by_step() {
+        let ratios = DegreeRatios::up_to(12);
+        let (k, by) = (3, 7);
+        assert!(ratios.in_one_step(k, by));
+        let mut weights = Vec::new();
+        ratios.raising_weights(k, by, &mut weights);
+        let poly = [
+            Lanes::splat(0.3),
+            every_third(),
+            Lanes::splat(-1.2),
+            Lanes::splat(2.0),
+        ];
+        let mut stepwise = poly.to_vec();
+        for len in k + 1..=k + by {
+            let mut next = vec![Lanes::ZERO; len + 1];
+            ratios.elevate(&stepwise, &mut next);
+            stepwise = next;
+        }
+        let mut raised = vec![Lanes::ZERO; k + by + 1];
+        DegreeRatios::raise(&poly, by, &weights, &mut raised);
+        // Moments of degree k + by lowered to k: one step, or `by` steps of one.
+        let moments: Vec<Lanes<N>> = (0..=k + by).map(|j| Lanes::splat(0.1 + j as f64)).collect();
+        let mut lowered = moments.clone();
+        DegreeRatios::lower_moments_by(&mut lowered, by, &weights);
+        let mut lowered_stepwise = moments;
+        for len in (k + 1..=k + by).rev() {
+            ratios.lower_moments(&mut lowered_stepwise[..len + 1]);
+        }
+        for l in 0..N {
+            for j in 0..=k + by {
+                assert!((raised[j].0[l] - stepwise[j].0[l]).abs() < 1e-14, "{j}");
+            }
+            for i in 0..=k {
+                let difference = lowered[i].0[l] - lowered_stepwise[i].0[l];
+                assert!(difference.abs() < 1e-12, "{i}");
             }
         }
     }

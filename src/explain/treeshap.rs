@@ -32,7 +32,7 @@
 //! both fractions 0, which adds exactly 0 to all it touches, so a row's values do not
 //! depend on the rows beside it.
 
-use super::bernstein::dot;
+use super::bernstein::{dot, DegreeRatios};
 use super::lanes::{Isa, Lanes, Mask};
 use super::players::{ExplainedTree, WalkNode};
 use super::quadrature::{path_shapley, PathScratch};
@@ -45,8 +45,11 @@ pub(crate) struct Scratch<const N: usize> {
     /// The moments of the path products of the nodes on the path, and the lowered
     /// ones of their edges.
     moments: Vec<Lanes<N>>,
-    /// A child's polynomial raised to its parent's degree, step by step.
+    /// A child's polynomial raised to its parent's degree, in one step or step by
+    /// step.
     elevated: [Vec<Lanes<N>>; 2],
+    /// The weights that raise a child's degree in one step.
+    raising: Vec<f64>,
     /// The players on the current path, each once, with their fractions: `zero`,
     /// the same for every row, and `one` as the rows for which it is 1.
     path: Vec<(u32, f64, Mask)>,
@@ -392,14 +395,26 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
         // have its degree already), then times the edge's factor: the child's
         // moments, one degree lower.
         let moments = &mut self.scratch.moments;
-        let lowered_at = match child_degree + 1 == degree {
-            true => moments_at,
-            false => {
+        // The child's degree is raised (and the moments lowered) by `by` to the
+        // parent's less one.
+        let by = degree - 1 - child_degree;
+        let one_step = tree.ratios.in_one_step(child_degree, by);
+        if one_step {
+            (tree.ratios).raising_weights(child_degree, by, &mut self.scratch.raising);
+        }
+        let lowered_at = match by {
+            0 => moments_at,
+            _ => {
                 let lowered_at = moments_at + degree;
                 moments.copy_within(moments_at..lowered_at, lowered_at);
-                for len in (child_degree + 1..degree).rev() {
-                    let lowered = &mut moments[lowered_at..lowered_at + len + 1];
-                    tree.ratios.lower_moments(lowered);
+                let lowered = &mut moments[lowered_at..lowered_at + degree];
+                match one_step {
+                    true => DegreeRatios::lower_moments_by(lowered, by, &self.scratch.raising),
+                    false => {
+                        for len in (child_degree + 1..degree).rev() {
+                            tree.ratios.lower_moments(&mut lowered[..len + 1]);
+                        }
+                    }
                 }
                 lowered_at
             }
@@ -418,6 +433,10 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
 
         V::visit(self, child, child_moments_at, child_poly_at);
 
+        if one_step {
+            // The walk below used the buffer.
+            (tree.ratios).raising_weights(child_degree, by, &mut self.scratch.raising);
+        }
         let scratch = &mut *self.scratch;
         let lowered = &scratch.moments[lowered_at..lowered_at + child_degree + 1];
         let (parent_polys, child_polys) = scratch.polys.split_at_mut(child_poly_at);
@@ -431,10 +450,15 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
             let slot = tree.parent_slot[at] as usize;
             node_values[slot] += (one - Lanes::splat(zero)) * dot(lowered, poly);
             let mut poly = poly;
-            for len in child_degree + 1..degree {
-                tree.ratios.elevate(poly, &mut elevated[..len + 1]);
-                std::mem::swap(elevated, spare);
-                poly = &spare[..len + 1];
+            if one_step {
+                DegreeRatios::raise(poly, by, &scratch.raising, elevated);
+                poly = &elevated[..degree];
+            } else {
+                for len in child_degree + 1..degree {
+                    tree.ratios.elevate(poly, &mut elevated[..len + 1]);
+                    std::mem::swap(elevated, spare);
+                    poly = &spare[..len + 1];
+                }
             }
             let parent = &mut parent_polys[slot * (degree + 1)..][..degree + 1];
             tree.ratios.add_times_factor(poly, zero, one, parent);
