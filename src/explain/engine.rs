@@ -5,16 +5,16 @@ use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2};
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, PoisonError};
 
+use super::blocks::{block_rows, enough_rows_for_wide_blocks, BlockScratch, ScratchPool};
 use super::lanes::{Isa, Lanes, BLOCK_ROWS, SMALL_BLOCK_ROWS};
 use super::players::{atom_key, ExplainedTree};
-use super::share::{share_block, BlockShares};
-use super::treeshap::{tree_shap, PlayerValues, Scratch};
+use super::share::share_block;
+use super::treeshap::{tree_shap, PlayerValues};
 use super::AtomContributions;
 use crate::atoms::Atom;
-use crate::data::{Feature, Rows};
-use crate::error::{invalid, try_filled, Result};
+use crate::data::Feature;
+use crate::error::{invalid, Result};
 use crate::runtime::control::is_cancelled;
 use crate::runtime::options::ScoreOptions;
 use crate::runtime::rows::{new_output, output_rows, score_rows_in_chunks};
@@ -44,71 +44,6 @@ pub struct Explainer<'m> {
     expected: Vec<f64>,
     /// The widest vectors of the processor.
     isa: Isa,
-}
-
-/// The buffers of one chunk of rows at a time.
-#[derive(Default)]
-struct BlockScratch<const N: usize> {
-    shap: Scratch<N>,
-    /// Per atom, the projections of the block's rows.
-    projections: Vec<[f32; N]>,
-    /// Per atom and output, the block's values; all 0 between blocks.
-    phi: Vec<Lanes<N>>,
-    /// Per player of one tree and output, the block's values.
-    tree_phi: Vec<Lanes<N>>,
-    shares: BlockShares<N>,
-}
-
-/// The buffers of one call, which its chunks take in turn: a chunk is a block, and
-/// the buffers hold a value per atom, output and lane.
-#[derive(Default)]
-struct ScratchPool<const N: usize>(Mutex<Vec<BlockScratch<N>>>);
-
-impl<const N: usize> ScratchPool<N> {
-    /// Buffers for `chunks` chunks at once, each with a table of `table` values per
-    /// lane (atoms times outputs), or [`MorfError::OutOfMemory`](crate::MorfError)
-    /// when the memory cannot be had: a model of many atoms and outputs needs 8 bytes
-    /// per atom, output and lane on each thread.
-    fn for_chunks(chunks: usize, table: usize) -> Result<ScratchPool<N>> {
-        let what = "the contributions' values per atom and output";
-        let scratches = (0..chunks)
-            .map(|_| {
-                let phi = try_filled(table, 1, Lanes::ZERO, what)?;
-                Ok(BlockScratch {
-                    phi,
-                    ..BlockScratch::default()
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(ScratchPool(Mutex::new(scratches)))
-    }
-
-    fn take(&self) -> BlockScratch<N> {
-        let mut pool = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        pool.pop().unwrap_or_default()
-    }
-
-    fn give_back(&self, scratch: BlockScratch<N>) {
-        let mut pool = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        pool.push(scratch);
-    }
-}
-
-/// The rows of block `block` of `rows` (at most `N`), and its lanes' rows: the last
-/// row again in the lanes past them.
-fn block_rows<'r, T: Feature, const N: usize>(
-    rows: &'r Rows<'_, T>,
-    block: usize,
-) -> (usize, [&'r [T]; N]) {
-    let first = block * N;
-    let n = (rows.n_samples - first).min(N);
-    (n, std::array::from_fn(|l| rows.row(first + l.min(n - 1))))
-}
-
-/// Whether `n_rows` rows on `threads` threads make at least two blocks of
-/// [`BLOCK_ROWS`] a thread.
-fn enough_rows_for_wide_blocks(n_rows: usize, threads: usize) -> bool {
-    n_rows >= 2 * BLOCK_ROWS * threads.max(1)
 }
 
 /// One row's per-atom contributions: (tree, node) per entry, and their values.

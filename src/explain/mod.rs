@@ -48,6 +48,7 @@
 //! row to row, which no sum of per-tree values equals: it is refused with an error.
 
 mod bernstein;
+mod blocks;
 mod engine;
 mod lanes;
 mod models;
