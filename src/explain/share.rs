@@ -55,8 +55,8 @@ pub(crate) fn share_block<T: Feature, const N: usize>(
 }
 
 /// [`share_block`] in AVX2 vectors: the same operations in the same order. Also on
-/// processors with AVX-512, whose vectors measured slower here (its tables of
-/// 32-row values are read and written a few at a time).
+/// processors with AVX-512, whose vectors took a third more time here (measured on
+/// the forest of `benches/contributions.py`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
