@@ -61,12 +61,11 @@ impl DegreeRatios {
         by >= 2 && k + by <= MAX_ONE_STEP_DEGREE
     }
 
-    /// Sets `weights` to `w[i (by + 1) + r] = C(k, i) C(by, r) / C(k + by, i + r)`,
+    /// Appends to `weights` `w[i (by + 1) + r] = C(k, i) C(by, r) / C(k + by, i + r)`,
     /// with which `B^k_i = Σ_r w[i (by + 1) + r] B^(k+by)_(i+r)` (`k + by` at most
     /// [`MAX_ONE_STEP_DEGREE`] and the ratios' `max_degree`).
     pub(crate) fn raising_weights(&self, k: usize, by: usize, weights: &mut Vec<f64>) {
         let binomial = |n: usize, r: usize| self.binomials[n * (n + 1) / 2 + r];
-        weights.clear();
         for i in 0..=k {
             let of_k = binomial(k, i);
             weights.extend((0..=by).map(|r| of_k * binomial(by, r) / binomial(k + by, i + r)));

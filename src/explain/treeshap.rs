@@ -48,7 +48,8 @@ pub(crate) struct Scratch<const N: usize> {
     /// A child's polynomial raised to its parent's degree, in one step or step by
     /// step.
     elevated: [Vec<Lanes<N>>; 2],
-    /// The weights that raise a child's degree in one step.
+    /// The weights that raise a child's degree in one step, of each edge on the path
+    /// that has them, a stack.
     raising: Vec<f64>,
     /// The players on the current path, each once, with their fractions: `zero`,
     /// the same for every row, and `one` as the rows for which it is 1.
@@ -399,6 +400,9 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
         // parent's less one.
         let by = degree - 1 - child_degree;
         let one_step = tree.ratios.in_one_step(child_degree, by);
+        // This edge's weights, above those of the edges above it until the walk below
+        // is done.
+        let weights_at = self.scratch.raising.len();
         if one_step {
             (tree.ratios).raising_weights(child_degree, by, &mut self.scratch.raising);
         }
@@ -409,7 +413,10 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
                 moments.copy_within(moments_at..lowered_at, lowered_at);
                 let lowered = &mut moments[lowered_at..lowered_at + degree];
                 match one_step {
-                    true => DegreeRatios::lower_moments_by(lowered, by, &self.scratch.raising),
+                    true => {
+                        let weights = &self.scratch.raising[weights_at..];
+                        DegreeRatios::lower_moments_by(lowered, by, weights);
+                    }
                     false => {
                         for len in (child_degree + 1..degree).rev() {
                             tree.ratios.lower_moments(&mut lowered[..len + 1]);
@@ -433,10 +440,6 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
 
         V::visit(self, child, child_moments_at, child_poly_at);
 
-        if one_step {
-            // The walk below used the buffer.
-            (tree.ratios).raising_weights(child_degree, by, &mut self.scratch.raising);
-        }
         let scratch = &mut *self.scratch;
         let lowered = &scratch.moments[lowered_at..lowered_at + child_degree + 1];
         let (parent_polys, child_polys) = scratch.polys.split_at_mut(child_poly_at);
@@ -451,7 +454,7 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
             node_values[slot] += (one - Lanes::splat(zero)) * dot(lowered, poly);
             let mut poly = poly;
             if one_step {
-                DegreeRatios::raise(poly, by, &scratch.raising, elevated);
+                DegreeRatios::raise(poly, by, &scratch.raising[weights_at..], elevated);
                 poly = &elevated[..degree];
             } else {
                 for len in child_degree + 1..degree {
@@ -463,6 +466,7 @@ impl<const N: usize> Walk<'_, '_, '_, N> {
             let parent = &mut parent_polys[slot * (degree + 1)..][..degree + 1];
             tree.ratios.add_times_factor(poly, zero, one, parent);
         }
+        scratch.raising.truncate(weights_at);
     }
 
     /// A leaf below a repeated player: its Shapley values along its path.
