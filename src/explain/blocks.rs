@@ -57,15 +57,14 @@ impl<const N: usize> ScratchPool<N> {
     }
 }
 
-/// The rows of block `block` of `rows` (at most `N`), and its lanes' rows: the last
-/// row again in the lanes past them.
+/// The number of `rows` (a chunk of at most `N`, and at least one), and a block's
+/// lanes' rows: the last row again in the lanes past them.
 pub(super) fn block_rows<'r, T: Feature, const N: usize>(
     rows: &'r Rows<'_, T>,
-    block: usize,
 ) -> (usize, [&'r [T]; N]) {
-    let first = block * N;
-    let n = (rows.n_samples - first).min(N);
-    (n, std::array::from_fn(|l| rows.row(first + l.min(n - 1))))
+    let n = rows.n_samples;
+    debug_assert!((1..=N).contains(&n), "a chunk is one block");
+    (n, std::array::from_fn(|l| rows.row(l.min(n - 1))))
 }
 
 /// Whether `n_rows` rows on `threads` threads make at least two blocks of

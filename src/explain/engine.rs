@@ -180,12 +180,11 @@ impl<'m> Explainer<'m> {
             N,
             threads,
             cancel,
+            // Each chunk is one block.
             |_, rows, out| {
                 let mut scratch = pool.take();
-                for (block, out) in out.chunks_mut(N * columns).enumerate() {
-                    let (n, lanes) = block_rows::<T, N>(rows, block);
-                    self.block_contributions(&lanes, n, out, &mut scratch, cancel);
-                }
+                let (n, lanes) = block_rows::<T, N>(rows);
+                self.block_contributions(&lanes, n, out, &mut scratch, cancel);
                 pool.give_back(scratch);
             },
         )
@@ -255,12 +254,11 @@ impl<'m> Explainer<'m> {
             N,
             threads,
             cancel,
+            // Each chunk is one block.
             |_, rows, out| {
                 let mut scratch = pool.take();
-                for (block, out) in out.chunks_mut(N).enumerate() {
-                    let (_, lanes) = block_rows::<T, N>(rows, block);
-                    self.block_atoms(&lanes, out, &mut scratch, cancel);
-                }
+                let (_, lanes) = block_rows::<T, N>(rows);
+                self.block_atoms(&lanes, out, &mut scratch, cancel);
                 pool.give_back(scratch);
             },
         )
@@ -419,10 +417,9 @@ mod tests {
         let forest = Forest::fit(&params, x.view(), &y, 3, None).unwrap();
         let mut explainer = forest.explainer().unwrap();
         let rows = x.slice(ndarray::s![..140, ..]);
-        let options = ScoreOptions::new();
         // On one thread, four full blocks of 32 rows, and one of 12.
         assert!(explainer.wide_blocks(rows.nrows(), 1));
-        let options = options.with_threads(1);
+        let options = ScoreOptions::new().with_threads(1);
         let widest = explainer.contributions(rows, &options).unwrap();
         let columns = explainer.contribution_columns().unwrap();
         for isa in [Isa::Plain, Isa::Avx2, Isa::Avx512] {
