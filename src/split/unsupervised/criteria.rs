@@ -2,6 +2,8 @@
 //! values themselves, as two clusters on either side of the threshold (treeple's
 //! `TwoMeans` and `FastBIC`). They read only the first two moments of each side.
 
+use super::fast_bic::FastBicLogs;
+
 /// The weight, weighted sum and weighted sum of squares of a set of projected values,
 /// taken about a centre near the node's mean so that the sums of squares lose no
 /// digits.
@@ -48,7 +50,7 @@ fn squared_deviations(weight: f64, sum: f64, sum_squares: f64) -> f64 {
 /// their numbers of samples.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LeftSides {
-    weight: Vec<f64>,
+    pub(super) weight: Vec<f64>,
     sum: Vec<f64>,
     sum_squares: Vec<f64>,
     /// Samples on each left side (counted only where a leaf's size needs it).
@@ -72,7 +74,7 @@ impl LeftSides {
         self.n_samples.push(n_samples);
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.weight.len()
     }
 
@@ -81,7 +83,7 @@ impl LeftSides {
     /// `node`) less the left, moment by moment. Plain arithmetic over
     /// the moments' arrays, which the compiler turns into vector divisions.
     #[inline(always)]
-    fn sides<'a>(&'a self, node: &'a Moments) -> impl Iterator<Item = [f64; 4]> + 'a {
+    pub(super) fn sides<'a>(&'a self, node: &'a Moments) -> impl Iterator<Item = [f64; 4]> + 'a {
         let lefts = self.weight.iter().zip(&self.sum).zip(&self.sum_squares);
         lefts.map(move |((&weight, &sum), &sum_squares)| {
             let right_weight = node.weight - weight;
@@ -92,52 +94,6 @@ impl LeftSides {
                 squared_deviations(right_weight, node.sum - sum, node.sum_squares - sum_squares),
             ]
         })
-    }
-}
-
-/// The logarithm of each side's share of its node's weight, `ln(k / N)`, kept per whole
-/// weight `k` the first time a threshold of any of the node's atoms asks for it: the
-/// same value as computing it there, once per node instead of once per threshold.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ShareLogs {
-    node_weight: f64,
-    /// `ln(k / N)` at index `k`, NaN until asked for.
-    logs: Vec<f64>,
-}
-
-impl ShareLogs {
-    /// Logarithms of shares of a node of total weight `node_weight`, each computed
-    /// when asked for and kept by no one.
-    fn uncached(node_weight: f64) -> Self {
-        Self {
-            node_weight,
-            logs: Vec::new(),
-        }
-    }
-
-    /// Starts a node of total weight `node_weight`, forgetting the last node's.
-    pub(crate) fn start_node(&mut self, node_weight: f64) {
-        self.node_weight = node_weight;
-        self.logs.clear();
-        // Only whole weights are kept; a bootstrap's counts always are.
-        if node_weight.fract() == 0.0 && node_weight < u32::MAX as f64 {
-            self.logs.resize(node_weight as usize + 1, f64::NAN);
-        }
-    }
-
-    /// `ln(weight / N)` for a side of weight `weight` of the node.
-    #[inline(always)]
-    fn log_share(&mut self, weight: f64) -> f64 {
-        let index = weight as usize;
-        match self.logs.get_mut(index) {
-            Some(log) if index as f64 == weight => {
-                if log.is_nan() {
-                    *log = (weight / self.node_weight).ln();
-                }
-                *log
-            }
-            _ => (weight / self.node_weight).ln(),
-        }
     }
 }
 
@@ -175,18 +131,19 @@ pub(crate) trait AtomCosts: UnsupervisedCriterion {
         left: &Moments,
         right: &Moments,
         terms: &Self::AtomTerms,
-        shares: &mut ShareLogs,
+        shares: &FastBicLogs,
     ) -> f64;
 
     /// [`children_cost_of`](Self::children_cost_of) of every threshold of `lefts`
     /// (the node's values have moments `node`, each right side the node less the
-    /// left), into `costs`, the same values bit for bit.
+    /// left), into `costs`, the same values bit for bit; `logs` holds the node's
+    /// shares and lends its buffers.
     fn children_costs(
         &self,
         lefts: &LeftSides,
         node: &Moments,
         terms: &Self::AtomTerms,
-        shares: &mut ShareLogs,
+        logs: &mut FastBicLogs,
         costs: &mut Vec<f64>,
     );
 }
@@ -203,7 +160,7 @@ impl UnsupervisedCriterion for TwoMeans {
 
     fn children_cost(&self, left: &Moments, right: &Moments, node: &Moments) -> f64 {
         let terms = self.atom_terms(node);
-        self.children_cost_of(left, right, &terms, &mut ShareLogs::uncached(node.weight))
+        self.children_cost_of(left, right, &terms, &FastBicLogs::uncached(node.weight))
     }
 }
 
@@ -222,7 +179,7 @@ impl AtomCosts for TwoMeans {
     }
 
     #[inline(always)]
-    fn children_cost_of(&self, left: &Moments, right: &Moments, _: &f64, _: &mut ShareLogs) -> f64 {
+    fn children_cost_of(&self, left: &Moments, right: &Moments, _: &f64, _: &FastBicLogs) -> f64 {
         left.squared_deviations() + right.squared_deviations()
     }
 
@@ -233,235 +190,31 @@ impl AtomCosts for TwoMeans {
         lefts: &LeftSides,
         node: &Moments,
         _: &f64,
-        _: &mut ShareLogs,
+        _: &mut FastBicLogs,
         costs: &mut Vec<f64>,
     ) {
-        costs.clear();
-        costs.resize(lefts.len(), 0.0);
-        for (cost, [_, left, _, right]) in costs.iter_mut().zip(lefts.sides(node)) {
-            *cost = left + right;
+        #[cfg(target_arch = "x86_64")]
+        if crate::scoring::has_avx2() {
+            // SAFETY: the processor has AVX2.
+            return unsafe { two_means_costs_avx2(lefts, node, costs) };
         }
+        two_means_costs(lefts, node, costs);
     }
 }
 
-/// Fast-BIC (treeple's `"fastbic"`, after Fast-BIC of arXiv:1907.02844): the Bayesian
-/// information criterion of a two-component Gaussian mixture fitted by hard assignment,
-/// the values below the threshold to one component and the others to the other, ranked
-/// as treeple ranks it. With `n_j` the weight of side `j` and `N` the node's, a side's
-/// BIC with variance `v` is
-///
-/// ```text
-/// BIC_j(v) = -2 (n_j ln(n_j / N) + n_j / 2 ln(2 pi v + eps))
-/// ```
-///
-/// taken either with each side's own maximum-likelihood variance `v_j` or with the
-/// node's variance `v` for both sides; the own variances are kept when
-/// `BIC_L(v_L) - BIC_R(v_R) < BIC_L(v) - BIC_R(v)`. The children's cost is
-/// `-(n_L BIC_L + n_R BIC_R)`, and the node's `N^2 ln(2 pi v + eps)` (its
-/// `-N BIC_N(v)`).
-///
-/// This is what treeple 0.10's code computes, not what its docstring writes (which
-/// has `-n_j / 2 ln(...)` and compares the models by the sum of the sides' BICs): the
-/// clusterings of its forests come from this ranking, and on digits it gave clusters
-/// several times closer to the classes (adjusted Rand index 0.58 against 0.27) than
-/// the textbook BIC did. Two changes make it independent of the units and origin of
-/// X: the values are taken about the node's mean (treeple uses their raw second moment
-/// as the node's variance), and `eps`, which keeps a side of equal values from an
-/// infinite likelihood, is `1e-7` times the node's variance (treeple adds `1e-7`).
-///
-/// Values recorded as whole numbers are known only to their rounding: a side of equal
-/// whole values is not a cluster of no spread, yet with `eps` alone its likelihood is
-/// so large that cutting off a block of equal values (sparse oblique combinations of
-/// a few pixels are often all 0) wins, and trees grow as chains of small leaves.
-/// [`FastBic::whole_valued`] takes the values as rounded to whole numbers, an error
-/// uniform over a unit step, of variance `1/12`, and adds that to every variance:
-/// `eps = 2 pi / 12` unless `1e-7` times the node's variance is larger. The values
-/// cannot resolve a smaller spread, so no side is credited with less; above it the
-/// ranking is treeple's. Projections of whole X on whole weights are whole numbers of
-/// this rounding; on other weights they are known no finer. Rounding each feature of
-/// X instead (Sheppard's correction, `sum(w^2) / 12` for `w . x`) assumes independent
-/// errors in neighbouring pixels, and clustered digits no better (ARI 0.747 against
-/// 0.758 for sparse oblique atoms, 0.727 against 0.737 for MORF patches, two seeds)
-/// and Fashion-MNIST alike. Measured values keep `eps` alone ([`FastBic::new`], the
-/// `Default`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FastBic {
-    /// The rounding variance of the values: `1/12` for whole numbers, 0 for measured
-    /// (float) values.
-    rounding_variance: f64,
-}
-
-/// What Fast-BIC's thresholds of one atom share.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FastBicTerms {
-    /// The node's weight `N`.
-    weight: f64,
-    /// The variance floor `eps`.
-    eps: f64,
-    /// `ln(2 pi v + eps)` of the node's variance `v`.
-    log_variance: f64,
-}
-
-impl FastBic {
-    /// Variance floor relative to the node's variance.
-    const RELATIVE_EPS: f64 = 1e-7;
-
-    /// The rounding variance of a whole number: that of an error uniform over a unit
-    /// step.
-    const WHOLE_ROUNDING_VARIANCE: f64 = 1.0 / 12.0;
-
-    /// Fast-BIC of values measured as floats: no rounding is assumed.
-    pub const fn new() -> Self {
-        FastBic {
-            rounding_variance: 0.0,
-        }
-    }
-
-    /// Fast-BIC of values recorded as whole numbers (projections of pixels, counts):
-    /// each carries a rounding variance of `1/12`.
-    pub const fn whole_valued() -> Self {
-        FastBic {
-            rounding_variance: Self::WHOLE_ROUNDING_VARIANCE,
-        }
-    }
-
-    /// `BIC_j(v)` of a side of weight `weight` from `ln(n_j / N)` and `ln(2 pi v + eps)`.
-    #[inline(always)]
-    fn side_bic(weight: f64, log_share: f64, log_variance: f64) -> f64 {
-        -2.0 * weight * (log_share + 0.5 * log_variance)
+/// [`TwoMeans::children_costs`].
+#[inline(always)]
+fn two_means_costs(lefts: &LeftSides, node: &Moments, costs: &mut Vec<f64>) {
+    costs.clear();
+    costs.resize(lefts.len(), 0.0);
+    for (cost, [_, left, _, right]) in costs.iter_mut().zip(lefts.sides(node)) {
+        *cost = left + right;
     }
 }
 
-impl UnsupervisedCriterion for FastBic {
-    fn node_cost(&self, node: &Moments) -> f64 {
-        self.node_cost_of(&self.atom_terms(node))
-    }
-
-    fn children_cost(&self, left: &Moments, right: &Moments, node: &Moments) -> f64 {
-        let terms = self.atom_terms(node);
-        self.children_cost_of(left, right, &terms, &mut ShareLogs::uncached(node.weight))
-    }
-}
-
-impl AtomCosts for FastBic {
-    type AtomTerms = FastBicTerms;
-
-    fn atom_terms(&self, node: &Moments) -> FastBicTerms {
-        let variance = node.squared_deviations() / node.weight;
-        // A constant node is never split; any positive floor serves. Measured values
-        // add no rounding (`max` with 0 leaves the floor as it was).
-        let eps = (Self::RELATIVE_EPS * variance)
-            .max(f64::MIN_POSITIVE)
-            .max(std::f64::consts::TAU * self.rounding_variance);
-        FastBicTerms {
-            weight: node.weight,
-            eps,
-            log_variance: (std::f64::consts::TAU * variance + eps).ln(),
-        }
-    }
-
-    #[inline(always)]
-    fn node_cost_of(&self, terms: &FastBicTerms) -> f64 {
-        terms.weight * terms.weight * terms.log_variance
-    }
-
-    #[inline(always)]
-    fn children_cost_of(
-        &self,
-        left: &Moments,
-        right: &Moments,
-        terms: &FastBicTerms,
-        shares: &mut ShareLogs,
-    ) -> f64 {
-        let spreads = (
-            terms.spread(left.squared_deviations() / left.weight),
-            terms.spread(right.squared_deviations() / right.weight),
-        );
-        self.cost_of_spreads((left.weight, right.weight), spreads, terms, shares)
-    }
-
-    /// The same costs as [`children_cost_of`](Self::children_cost_of): first every
-    /// threshold's two spreads from [`LeftSides::sides`] in vector lanes, then the
-    /// logarithms and the choice of variances.
-    fn children_costs(
-        &self,
-        lefts: &LeftSides,
-        node: &Moments,
-        terms: &FastBicTerms,
-        shares: &mut ShareLogs,
-        costs: &mut Vec<f64>,
-    ) {
-        // `costs` first holds threshold k's spreads at 2k and 2k + 1; cost k then
-        // goes to k, which no later threshold reads.
-        let n = lefts.len();
-        costs.clear();
-        costs.resize(2 * n, 0.0);
-        for (pair, [wl, dl, wr, dr]) in costs.chunks_exact_mut(2).zip(lefts.sides(node)) {
-            pair[0] = terms.spread(dl / wl);
-            pair[1] = terms.spread(dr / wr);
-        }
-        for k in 0..n {
-            let weights = (lefts.weight[k], node.weight - lefts.weight[k]);
-            let spreads = (costs[2 * k], costs[2 * k + 1]);
-            costs[k] = self.cost_of_spreads(weights, spreads, terms, shares);
-        }
-        costs.truncate(n);
-    }
-}
-
-impl FastBicTerms {
-    /// `2 pi v + eps` of a side of variance `v`: what its logarithm is taken of.
-    #[inline(always)]
-    fn spread(&self, variance: f64) -> f64 {
-        std::f64::consts::TAU * variance + self.eps
-    }
-}
-
-impl FastBic {
-    /// The children's cost of sides of weights `(wl, wr)` whose own variances give
-    /// the spreads `(sl, sr)` ([`FastBicTerms::spread`]).
-    #[inline(always)]
-    fn cost_of_spreads(
-        &self,
-        (wl, wr): (f64, f64),
-        (sl, sr): (f64, f64),
-        terms: &FastBicTerms,
-        shares: &mut ShareLogs,
-    ) -> f64 {
-        // Two logarithms per threshold, the sides' own variances: the node's variance
-        // is the atom's and the shares' are the node's.
-        let (share_left, share_right) = (shares.log_share(wl), shares.log_share(wr));
-        let own = (
-            Self::side_bic(wl, share_left, sl.ln()),
-            Self::side_bic(wr, share_right, sr.ln()),
-        );
-        let shared = (
-            Self::side_bic(wl, share_left, terms.log_variance),
-            Self::side_bic(wr, share_right, terms.log_variance),
-        );
-        let (bic_left, bic_right) = if own.0 - own.1 < shared.0 - shared.1 {
-            own
-        } else {
-            shared
-        };
-        -(wl * bic_left + wr * bic_right)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn share_logs_equal_the_logarithm_they_stand_for() {
-        let mut shares = ShareLogs::default();
-        for node_weight in [7.0, 2000.0, 2.5] {
-            shares.start_node(node_weight);
-            // Twice each: computed, then remembered.
-            for weight in [1.0, 3.0, 1.0, 3.0, 0.5, 2.0, 2.0] {
-                let expected = (weight / node_weight).ln();
-                assert_eq!(shares.log_share(weight).to_bits(), expected.to_bits());
-            }
-        }
-    }
+/// [`two_means_costs`] compiled for AVX2: the same operations, so the same values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn two_means_costs_avx2(lefts: &LeftSides, node: &Moments, costs: &mut Vec<f64>) {
+    two_means_costs(lefts, node, costs);
 }

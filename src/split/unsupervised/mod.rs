@@ -5,11 +5,15 @@
 //! for whole projections spanning few values, a counted one, moving a value at a time.
 
 mod criteria;
+mod fast_bic;
+mod logarithm;
 
 pub(crate) use criteria::AtomCosts;
-pub use criteria::{FastBic, Moments, TwoMeans, UnsupervisedCriterion};
+pub use criteria::{Moments, TwoMeans, UnsupervisedCriterion};
+pub use fast_bic::FastBic;
 
-use criteria::{LeftSides, ShareLogs};
+use criteria::LeftSides;
+use fast_bic::FastBicLogs;
 
 use super::counted_scan::{value_range, whole_offsets, MAX_COUNTED_SPAN};
 use super::projection::NodeProjector;
@@ -38,7 +42,7 @@ pub struct UnsupervisedScratch {
     sort_buffer: Vec<u64>,
     by_value: ValueCounts,
     thresholds: Thresholds,
-    shares: ShareLogs,
+    logs: FastBicLogs,
 }
 
 impl UnsupervisedScratch {
@@ -142,7 +146,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
     weights.extend(samples.iter().map(|&s| weight_of[s as usize]));
     let weights = &weights[..];
     let node_weight: f64 = weights.iter().sum();
-    scratch.shares.start_node(node_weight);
+    scratch.logs.start_node(node_weight, n);
     let mut best: Best = None;
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
@@ -169,7 +173,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
                     atom,
                     &mut scratch.by_value,
                     &mut scratch.thresholds,
-                    &mut scratch.shares,
+                    &mut scratch.logs,
                     &mut best,
                 );
                 continue;
@@ -185,7 +189,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
             keys,
             sort_buffer,
             &mut scratch.thresholds,
-            &mut scratch.shares,
+            &mut scratch.logs,
             &mut best,
         );
     }
@@ -213,7 +217,7 @@ impl SortedAtom<'_> {
         keys: &mut Vec<u64>,
         sort_buffer: &mut Vec<u64>,
         thresholds: &mut Thresholds,
-        shares: &mut ShareLogs,
+        logs: &mut FastBicLogs,
         best: &mut Best,
     ) {
         let (values, n) = (self.values, self.values.len());
@@ -269,7 +273,7 @@ impl SortedAtom<'_> {
             lefts.push(&left, i + 1);
             after.push(i as u32);
         }
-        criterion.children_costs(lefts, &total, &terms, shares, costs);
+        criterion.children_costs(lefts, &total, &terms, logs, costs);
         for (&i, &cost) in after.iter().zip(costs.iter()) {
             let i = i as usize;
             let (here, next) = ((keys[i] >> 32) as u32, (keys[i + 1] >> 32) as u32);
@@ -303,7 +307,7 @@ impl CountedAtom<'_> {
         atom: usize,
         by_value: &mut ValueCounts,
         thresholds: &mut Thresholds,
-        shares: &mut ShareLogs,
+        logs: &mut FastBicLogs,
         best: &mut Best,
     ) {
         let (low, span, n) = (self.low, self.span, self.values.len());
@@ -364,7 +368,7 @@ impl CountedAtom<'_> {
             }
             lefts.push(&left, left_n);
         }
-        criterion.children_costs(lefts, &total, &terms, shares, costs);
+        criterion.children_costs(lefts, &total, &terms, logs, costs);
         for (k, &cost) in costs.iter().enumerate() {
             let left_n = lefts.n_samples[k];
             if !count_samples || (left_n >= min_leaf && n - left_n >= min_leaf) {

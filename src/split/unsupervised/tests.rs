@@ -185,8 +185,8 @@ fn sorted_and_counted<C: AtomCosts>(
     weights: &[f64],
     min_leaf: usize,
 ) -> (Best, Best) {
-    let mut shares = ShareLogs::default();
-    shares.start_node(weights.iter().sum());
+    let mut logs = FastBicLogs::default();
+    logs.start_node(weights.iter().sum(), weights.len());
     let mut sorted = None;
     SortedAtom {
         values,
@@ -200,7 +200,7 @@ fn sorted_and_counted<C: AtomCosts>(
         &mut Vec::new(),
         &mut Vec::new(),
         &mut Thresholds::default(),
-        &mut shares,
+        &mut logs,
         &mut sorted,
     );
     let (low, high) = value_range(values.iter().copied());
@@ -218,7 +218,7 @@ fn sorted_and_counted<C: AtomCosts>(
         0,
         &mut by_value,
         &mut Thresholds::default(),
-        &mut shares,
+        &mut logs,
         &mut counted,
     );
     (sorted, counted)
