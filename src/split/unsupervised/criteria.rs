@@ -51,8 +51,8 @@ fn squared_deviations(weight: f64, sum: f64, sum_squares: f64) -> f64 {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LeftSides {
     pub(super) weight: Vec<f64>,
-    sum: Vec<f64>,
-    sum_squares: Vec<f64>,
+    pub(super) sum: Vec<f64>,
+    pub(super) sum_squares: Vec<f64>,
     /// Samples on each left side (counted only where a leaf's size needs it).
     pub(crate) n_samples: Vec<usize>,
 }

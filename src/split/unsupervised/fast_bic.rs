@@ -5,13 +5,14 @@ use super::criteria::{AtomCosts, LeftSides, Moments, UnsupervisedCriterion};
 use super::logarithm::{ln, ln_in_place};
 
 /// The logarithms Fast-BIC takes: of each side's share of its node's weight,
-/// `ln(k / N)`, kept per whole weight `k` of a node of whole weight `N` (worked out
-/// once per node, in vector lanes, instead of once per threshold of each atom), and
-/// one atom's thresholds' logarithms, side by side for vector lanes.
+/// `ln(k / N)`, kept per whole weight `k` of a node of whole weights (worked out once
+/// per node, in vector lanes, instead of once per threshold of each atom), and one
+/// atom's thresholds' logarithms, side by side for vector lanes.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FastBicLogs {
     node_weight: f64,
-    /// `ln(k / N)` at index `k` (NaN at 0, which no side weighs).
+    /// `ln(k / N)` at index `k` for `k` in `0..=N` (NaN at 0, which no side weighs)
+    /// where every weight of the node is whole (a bootstrap's counts), else empty.
     shares: Vec<f64>,
     /// Per threshold, the logarithm of each side's spread ([`FastBicTerms::spread`]).
     left_spreads: Vec<f64>,
@@ -34,16 +35,16 @@ impl FastBicLogs {
     /// Whole shares kept per node sample, at most.
     const MAX_SHARES_PER_SAMPLE: usize = 8;
 
-    /// Starts a node of total weight `node_weight`, forgetting the last node's.
-    /// `n_samples`, its number of samples, bounds the table: the weights of a
-    /// bootstrap's counts are whole and at most a few times the samples; others are
-    /// worked out threshold by threshold.
-    pub(crate) fn start_node(&mut self, node_weight: f64, n_samples: usize) {
+    /// Starts a node of samples of weights `weights`, of total `node_weight`,
+    /// forgetting the last node's. The table is kept where the weights are whole and
+    /// their total at most a few times the samples, as a bootstrap's counts are;
+    /// other shares are worked out threshold by threshold.
+    pub(crate) fn start_node(&mut self, node_weight: f64, weights: &[f64]) {
         self.node_weight = node_weight;
         self.shares.clear();
-        let kept = node_weight.fract() == 0.0
-            && node_weight >= 1.0
-            && node_weight <= (Self::MAX_SHARES_PER_SAMPLE * n_samples) as f64;
+        let kept = node_weight >= 1.0
+            && node_weight <= (Self::MAX_SHARES_PER_SAMPLE * weights.len()) as f64
+            && weights.iter().all(|weight| weight.fract() == 0.0);
         if kept {
             let n = node_weight as usize;
             self.shares.push(f64::NAN);
@@ -55,17 +56,11 @@ impl FastBicLogs {
     /// `ln(weight / N)` for a side of weight `weight` of the node.
     #[inline(always)]
     fn log_share(&self, weight: f64) -> f64 {
-        log_share(&self.shares, self.node_weight, weight)
-    }
-}
-
-/// [`FastBicLogs::log_share`] from the node's table `shares` and weight `node_weight`.
-#[inline(always)]
-fn log_share(shares: &[f64], node_weight: f64, weight: f64) -> f64 {
-    let index = weight as usize;
-    match shares.get(index) {
-        Some(&log) if index as f64 == weight => log,
-        _ => ln(weight / node_weight),
+        let index = weight as usize;
+        match self.shares.get(index) {
+            Some(&log) if index as f64 == weight => log,
+            _ => ln(weight / self.node_weight),
+        }
     }
 }
 
@@ -264,9 +259,18 @@ fn fast_bic_costs(
         *right = ln(terms.spread(dr / wr));
     }
     let node_shares = left_shares.iter_mut().zip(right_shares.iter_mut());
-    for ((left, right), &wl) in node_shares.zip(&lefts.weight) {
-        *left = log_share(shares, *node_weight, wl);
-        *right = log_share(shares, *node_weight, node.weight - wl);
+    if let Some(last) = shares.len().checked_sub(1) {
+        // Every side's weight is a whole number in 1..N, the table's index: read
+        // without a test of it.
+        for ((left, right), &wl) in node_shares.zip(&lefts.weight) {
+            *left = shares[(wl as usize).min(last)];
+            *right = shares[((node.weight - wl) as usize).min(last)];
+        }
+    } else {
+        for ((left, right), &wl) in node_shares.zip(&lefts.weight) {
+            *left = ln(wl / *node_weight);
+            *right = ln((node.weight - wl) / *node_weight);
+        }
     }
     let sides = lefts
         .weight
@@ -331,16 +335,69 @@ impl FastBic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     #[test]
     fn share_logs_equal_the_logarithm_they_stand_for() {
-        let mut shares = FastBicLogs::default();
-        // Kept in a table, past the table's bound, and of a weight that is not whole.
-        for (node_weight, n_samples) in [(7.0, 7), (2000.0, 1500), (2000.0, 100), (2.5, 2)] {
-            shares.start_node(node_weight, n_samples);
+        let mut logs = FastBicLogs::default();
+        // Kept in a table; past the table's bound; of weights that are not whole.
+        let nodes = [
+            (7.0, vec![1.0; 7]),
+            (2000.0, vec![1.0, 3.0].repeat(750)),
+            (2000.0, vec![20.0; 100]),
+            (2.5, vec![0.5; 5]),
+            (4.0, vec![0.5, 1.5, 2.0]),
+        ];
+        for (node_weight, weights) in nodes {
+            logs.start_node(node_weight, &weights);
             for weight in [1.0, 3.0, 0.5, 2.0, 2.5, node_weight] {
                 let expected = ln(weight / node_weight);
-                assert_eq!(shares.log_share(weight).to_bits(), expected.to_bits());
+                assert_eq!(logs.log_share(weight).to_bits(), expected.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn the_costs_of_all_thresholds_are_each_thresholds_cost_bit_for_bit() {
+        let mut rng = Rng::new(5, 0);
+        for whole_weights in [true, false] {
+            let values: Vec<f64> = (0..300).map(|_| (rng.normal() * 30.0).round()).collect();
+            let weights: Vec<f64> = values
+                .iter()
+                .map(|_| match whole_weights {
+                    true => (1 + rng.below(3)) as f64,
+                    false => 0.25 + rng.unit(),
+                })
+                .collect();
+            let mut node = Moments::default();
+            let mut lefts = LeftSides::default();
+            for (&value, &weight) in values.iter().zip(&weights) {
+                if node.weight > 0.0 {
+                    lefts.push(&node, 0); // each threshold's left side
+                }
+                node.add(value, weight);
+            }
+            for criterion in [FastBic::new(), FastBic::whole_valued()] {
+                let terms = criterion.atom_terms(&node);
+                let mut logs = FastBicLogs::default();
+                logs.start_node(node.weight, &weights);
+                assert_eq!(logs.shares.is_empty(), !whole_weights);
+                let mut costs = Vec::new();
+                criterion.children_costs(&lefts, &node, &terms, &mut logs, &mut costs);
+                for k in 0..values.len() - 1 {
+                    let left = Moments {
+                        weight: lefts.weight[k],
+                        sum: lefts.sum[k],
+                        sum_squares: lefts.sum_squares[k],
+                    };
+                    let right = Moments {
+                        weight: node.weight - left.weight,
+                        sum: node.sum - left.sum,
+                        sum_squares: node.sum_squares - left.sum_squares,
+                    };
+                    let expected = criterion.children_cost_of(&left, &right, &terms, &logs);
+                    assert_eq!(costs[k].to_bits(), expected.to_bits(), "threshold {k}");
+                }
             }
         }
     }

@@ -186,7 +186,7 @@ fn sorted_and_counted<C: AtomCosts>(
     min_leaf: usize,
 ) -> (Best, Best) {
     let mut logs = FastBicLogs::default();
-    logs.start_node(weights.iter().sum(), weights.len());
+    logs.start_node(weights.iter().sum(), weights);
     let mut sorted = None;
     SortedAtom {
         values,
