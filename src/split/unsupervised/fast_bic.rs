@@ -343,7 +343,7 @@ mod tests {
         // Kept in a table; past the table's bound; of weights that are not whole.
         let nodes = [
             (7.0, vec![1.0; 7]),
-            (2000.0, vec![1.0, 3.0].repeat(750)),
+            (2000.0, [1.0, 3.0].repeat(750)),
             (2000.0, vec![20.0; 100]),
             (2.5, vec![0.5; 5]),
             (4.0, vec![0.5, 1.5, 2.0]),
@@ -384,7 +384,8 @@ mod tests {
                 assert_eq!(logs.shares.is_empty(), !whole_weights);
                 let mut costs = Vec::new();
                 criterion.children_costs(&lefts, &node, &terms, &mut logs, &mut costs);
-                for k in 0..values.len() - 1 {
+                assert_eq!(costs.len(), values.len() - 1);
+                for (k, &cost) in costs.iter().enumerate() {
                     let left = Moments {
                         weight: lefts.weight[k],
                         sum: lefts.sum[k],
@@ -396,7 +397,7 @@ mod tests {
                         sum_squares: node.sum_squares - left.sum_squares,
                     };
                     let expected = criterion.children_cost_of(&left, &right, &terms, &logs);
-                    assert_eq!(costs[k].to_bits(), expected.to_bits(), "threshold {k}");
+                    assert_eq!(cost.to_bits(), expected.to_bits(), "threshold {k}");
                 }
             }
         }
