@@ -57,13 +57,17 @@ impl UnsupervisedScratch {
 }
 
 /// Per whole value of the atom counted, the weight and number of samples taking it,
-/// and the values some sample takes.
+/// and the values some sample takes. The tables are all zero between scans, each
+/// scan clearing only the entries it wrote, so that a node of few samples spanning
+/// many values does not clear them all.
 #[derive(Debug, Default)]
 struct ValueCounts {
     /// Each sample's value less the lowest, in the samples' order.
     offsets: Vec<u32>,
     weights: Vec<f64>,
     counts: Vec<u32>,
+    /// A bit per offset, set where some sample takes it.
+    taken: Vec<u64>,
     /// The offsets (values less the lowest) that some sample takes, ascending.
     present: Vec<u32>,
 }
@@ -112,7 +116,7 @@ fn whole_centre(low: f32, weight: f64, offset_sum: f64) -> f64 {
 /// Finds the (atom, threshold) of largest decrease by `criterion` over all `atoms`,
 /// between distinct projected values, leaving at least `min_samples_leaf`
 /// samples on each side. `samples` are the node's local samples (rows
-/// `row_of[sample]` of `rows`, whole weights `weight_of[sample]`). `whole_values`
+/// `row_of[sample]` of `rows`, whole, positive weights `weight_of[sample]`). `whole_values`
 /// says that projections on atoms of whole weights are exact whole numbers (whole X
 /// whose sums stay within 2^24): their moments are then summed exactly, and counted by
 /// value where they span few values. Ties keep the earliest atom and the leftmost
@@ -316,19 +320,25 @@ impl CountedAtom<'_> {
             offsets,
             weights,
             counts,
+            taken,
             present,
         } = by_value;
         let Thresholds { lefts, costs, .. } = thresholds;
-        weights.clear();
-        weights.resize(span, 0.0);
-        counts.clear();
-        counts.resize(if count_samples { span } else { 0 }, 0);
+        let words = span.div_ceil(64);
+        if weights.len() < span {
+            weights.resize(span, 0.0);
+            taken.resize(words, 0);
+        }
+        if count_samples && counts.len() < span {
+            counts.resize(span, 0);
+        }
         whole_offsets(self.values, low, span, offsets);
         // Through local slices, which the compiler keeps in registers, where the
         // scratch's vectors would be read again at every write to the table.
-        let table = &mut weights[..span];
+        let (table, bits) = (&mut weights[..span], &mut taken[..words]);
         for (&offset, &weight) in offsets.iter().zip(sample_weights) {
             table[offset as usize] += weight;
+            bits[offset as usize / 64] |= 1 << (offset % 64);
         }
         if count_samples {
             let counts = &mut counts[..span];
@@ -336,16 +346,16 @@ impl CountedAtom<'_> {
                 counts[offset as usize] += 1;
             }
         }
-        // The taken offsets listed without a branch: each is written, and the end
-        // moves past it only where some weight lies.
+        // The taken offsets in order, a word of the bits at a time.
         present.clear();
-        present.resize(span, 0);
-        let mut n_present = 0;
-        for (offset, &weight) in weights.iter().enumerate() {
-            present[n_present] = offset as u32;
-            n_present += usize::from(weight != 0.0);
+        for (word_index, word) in bits.iter_mut().enumerate() {
+            let mut word = std::mem::take(word);
+            while word != 0 {
+                present.push((word_index * 64) as u32 + word.trailing_zeros());
+                word &= word - 1;
+            }
         }
-        present.truncate(n_present);
+        let n_present = present.len();
         let (weight, offset_sum) = present.iter().fold((0.0, 0.0), |(w, s), &offset| {
             let weight = weights[offset as usize];
             (w + weight, s + weight * offset as f64)
@@ -367,6 +377,15 @@ impl CountedAtom<'_> {
                 left_n += counts[offset as usize] as usize;
             }
             lefts.push(&left, left_n);
+        }
+        // The tables back to zero for the next scan.
+        for &offset in present.iter() {
+            weights[offset as usize] = 0.0;
+        }
+        if count_samples {
+            for &offset in present.iter() {
+                counts[offset as usize] = 0;
+            }
         }
         criterion.children_costs(lefts, &total, &terms, logs, costs);
         for (k, &cost) in costs.iter().enumerate() {

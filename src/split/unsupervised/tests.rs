@@ -178,12 +178,13 @@ fn whole_node(seed: u64, n: usize, span: u32) -> (Vec<f32>, Vec<f64>) {
 }
 
 /// The best split of `values` by the sorted scan of whole values and by the
-/// counted scan.
+/// counted scan, the latter in the tables of `by_value` as earlier scans left them.
 fn sorted_and_counted<C: AtomCosts>(
     criterion: &C,
     values: &[f32],
     weights: &[f64],
     min_leaf: usize,
+    by_value: &mut ValueCounts,
 ) -> (Best, Best) {
     let mut logs = FastBicLogs::default();
     logs.start_node(weights.iter().sum(), weights);
@@ -210,13 +211,12 @@ fn sorted_and_counted<C: AtomCosts>(
         low,
         span: (high - low) as usize + 1,
     };
-    let mut by_value = ValueCounts::default();
     atom.scan(
         criterion,
         weights,
         min_leaf,
         0,
-        &mut by_value,
+        by_value,
         &mut Thresholds::default(),
         &mut logs,
         &mut counted,
@@ -226,15 +226,19 @@ fn sorted_and_counted<C: AtomCosts>(
 
 #[test]
 fn counted_and_sorted_scans_of_whole_values_choose_the_same_split_bit_for_bit() {
+    // One set of tables for all the counted scans, as in a tree.
+    let by_value = &mut ValueCounts::default();
     for seed in 0..200 {
         let (n, span) = (2 + seed as usize % 40, 2 + seed as u32 % 13);
         let (values, weights) = whole_node(seed, n, span);
         let min_leaf = 1 + seed as usize % 3;
         let bits = |best: Best| best.map(|(d, c)| (d.to_bits(), c.threshold.to_bits()));
-        let (sorted, counted) = sorted_and_counted(&TwoMeans, &values, &weights, min_leaf);
+        let (sorted, counted) =
+            sorted_and_counted(&TwoMeans, &values, &weights, min_leaf, by_value);
         assert_eq!(bits(sorted), bits(counted), "two-means, seed {seed}");
         for fast_bic in [FastBic::new(), FastBic::whole_valued()] {
-            let (sorted, counted) = sorted_and_counted(&fast_bic, &values, &weights, min_leaf);
+            let (sorted, counted) =
+                sorted_and_counted(&fast_bic, &values, &weights, min_leaf, by_value);
             assert_eq!(bits(sorted), bits(counted), "{fast_bic:?}, seed {seed}");
         }
     }
