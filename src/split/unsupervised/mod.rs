@@ -25,8 +25,10 @@ use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
 /// Whole projections spanning at most this many values per node sample are counted by
-/// value instead of sorted.
-const COUNTED_SPAN_PER_SAMPLE: usize = 8;
+/// value instead of sorted. The count visits a word of bits per 64 values and only the
+/// values taken, so a wide span costs little: 32 took 13% fewer instructions than 8
+/// (MORF two-means on Fashion-MNIST 2,000), 128 no fewer than 32.
+const COUNTED_SPAN_PER_SAMPLE: usize = 32;
 
 /// Whole numbers up to this magnitude are exact in f64, and so are sums of them.
 const EXACT_F64_INTEGERS: f64 = (1u64 << 53) as f64;
