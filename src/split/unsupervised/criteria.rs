@@ -118,6 +118,10 @@ pub(crate) trait AtomCosts: UnsupervisedCriterion {
     /// What the costs of all thresholds of one atom share.
     type AtomTerms: Copy;
 
+    /// Readies `logs` for a node of samples of weights `weights`, of total
+    /// `node_weight`, where the criterion takes logarithms of the sides' shares.
+    fn start_node(&self, _logs: &mut FastBicLogs, _node_weight: f64, _weights: &[f64]) {}
+
     /// The shared terms of an atom along which the node's values have moments `node`.
     fn atom_terms(&self, node: &Moments) -> Self::AtomTerms;
 

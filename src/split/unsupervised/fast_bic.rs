@@ -166,6 +166,10 @@ impl UnsupervisedCriterion for FastBic {
 impl AtomCosts for FastBic {
     type AtomTerms = FastBicTerms;
 
+    fn start_node(&self, logs: &mut FastBicLogs, node_weight: f64, weights: &[f64]) {
+        logs.start_node(node_weight, weights);
+    }
+
     fn atom_terms(&self, node: &Moments) -> FastBicTerms {
         let variance = node.squared_deviations() / node.weight;
         // A constant node is never split; any positive floor serves. Measured values

@@ -152,7 +152,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
     weights.extend(samples.iter().map(|&s| weight_of[s as usize]));
     let weights = &weights[..];
     let node_weight: f64 = weights.iter().sum();
-    scratch.logs.start_node(node_weight, weights);
+    criterion.start_node(&mut scratch.logs, node_weight, weights);
     let mut best: Best = None;
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];

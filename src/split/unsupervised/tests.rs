@@ -187,7 +187,7 @@ fn sorted_and_counted<C: AtomCosts>(
     by_value: &mut ValueCounts,
 ) -> (Best, Best) {
     let mut logs = FastBicLogs::default();
-    logs.start_node(weights.iter().sum(), weights);
+    criterion.start_node(&mut logs, weights.iter().sum(), weights);
     let mut sorted = None;
     SortedAtom {
         values,
