@@ -78,6 +78,27 @@ impl LeftSides {
         self.weight.len()
     }
 
+    /// Room for `len` thresholds, written through [`LeftSides::columns_mut`]: a scan
+    /// that knows its number of thresholds writes them in place rather than pushing
+    /// four vectors' worth at each.
+    pub(crate) fn resize(&mut self, len: usize) {
+        self.weight.resize(len, 0.0);
+        self.sum.resize(len, 0.0);
+        self.sum_squares.resize(len, 0.0);
+        self.n_samples.resize(len, 0);
+    }
+
+    /// Each threshold's (weight, sum, sum of squares, samples) on its left, per moment.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn columns_mut(&mut self) -> (&mut [f64], &mut [f64], &mut [f64], &mut [usize]) {
+        (
+            &mut self.weight,
+            &mut self.sum,
+            &mut self.sum_squares,
+            &mut self.n_samples,
+        )
+    }
+
     /// Per threshold, `[wl, dl, wr, dr]`: each side's weight and squared deviations
     /// ([`Moments::squared_deviations`]), the right side being the node (of moments
     /// `node`) less the left, moment by moment. Plain arithmetic over
@@ -209,10 +230,20 @@ impl AtomCosts for TwoMeans {
 /// [`TwoMeans::children_costs`].
 #[inline(always)]
 fn two_means_costs(lefts: &LeftSides, node: &Moments, costs: &mut Vec<f64>) {
+    let n = lefts.len();
     costs.clear();
-    costs.resize(lefts.len(), 0.0);
-    for (cost, [_, left, _, right]) in costs.iter_mut().zip(lefts.sides(node)) {
-        *cost = left + right;
+    costs.resize(n, 0.0);
+    // Indexed over slices of one length, so that the compiler sees no bounds to check
+    // and takes four thresholds to a vector.
+    let (weights, sums, squares) = (&lefts.weight[..n], &lefts.sum[..n], &lefts.sum_squares[..n]);
+    for (k, cost) in costs.iter_mut().enumerate() {
+        let (weight, sum, sum_squares) = (weights[k], sums[k], squares[k]);
+        *cost = squared_deviations(weight, sum, sum_squares)
+            + squared_deviations(
+                node.weight - weight,
+                node.sum - sum,
+                node.sum_squares - sum_squares,
+            );
     }
 }
 

@@ -339,8 +339,13 @@ impl CountedAtom<'_> {
         // scratch's vectors would be read again at every write to the table.
         let (table, bits) = (&mut weights[..span], &mut taken[..words]);
         for (&offset, &weight) in offsets.iter().zip(sample_weights) {
-            table[offset as usize] += weight;
-            bits[offset as usize / 64] |= 1 << (offset % 64);
+            let offset = offset as usize;
+            // SAFETY: `whole_offsets` gives offsets below `span`, the length of
+            // `table`, and `bits` has a bit for each of them.
+            unsafe {
+                *table.get_unchecked_mut(offset) += weight;
+                *bits.get_unchecked_mut(offset / 64) |= 1 << (offset % 64);
+            }
         }
         if count_samples {
             let counts = &mut counts[..span];
@@ -348,47 +353,53 @@ impl CountedAtom<'_> {
                 counts[offset as usize] += 1;
             }
         }
-        // The taken offsets in order, a word of the bits at a time.
+        // The taken offsets in order, a word of the bits at a time, with their total
+        // weight and weighted sum for the centre.
         present.clear();
+        let (mut weight, mut offset_sum) = (0.0, 0.0);
         for (word_index, word) in bits.iter_mut().enumerate() {
             let mut word = std::mem::take(word);
             while word != 0 {
-                present.push((word_index * 64) as u32 + word.trailing_zeros());
+                let offset = (word_index * 64) as u32 + word.trailing_zeros();
+                let offset_weight = table[offset as usize];
+                weight += offset_weight;
+                offset_sum += offset_weight * offset as f64;
+                present.push(offset);
                 word &= word - 1;
             }
         }
-        let n_present = present.len();
-        let (weight, offset_sum) = present.iter().fold((0.0, 0.0), |(w, s), &offset| {
-            let weight = weights[offset as usize];
-            (w + weight, s + weight * offset as f64)
-        });
         let centre = whole_centre(low, weight, offset_sum) - low as f64;
-        let mut total = Moments::default();
-        for &offset in present.iter() {
-            total.add(offset as f64 - centre, weights[offset as usize]);
-        }
-        let terms = criterion.atom_terms(&total);
-        let node_cost = criterion.node_cost_of(&terms);
-        // The threshold after each taken value but the last: its left side.
-        lefts.clear();
+        // The left side of the threshold after each taken value but the last, the
+        // tables back to zero for the next scan as they are read; the last value
+        // completes the node's moments, summed in the same order.
+        let (last, before_last) = present.split_last().expect("low and high are taken");
+        lefts.resize(before_last.len());
+        let (left_weights, left_sums, left_squares, left_samples) = lefts.columns_mut();
+        let left_sides = left_weights
+            .iter_mut()
+            .zip(left_sums)
+            .zip(left_squares)
+            .zip(left_samples);
         let mut left = Moments::default();
         let mut left_n = 0;
-        for &offset in &present[..n_present.saturating_sub(1)] {
-            left.add(offset as f64 - centre, weights[offset as usize]);
+        for (&offset, (((weight, sum), sum_squares), samples)) in before_last.iter().zip(left_sides)
+        {
+            let offset = offset as usize;
+            left.add(offset as f64 - centre, std::mem::take(&mut table[offset]));
             if count_samples {
-                left_n += counts[offset as usize] as usize;
+                left_n += std::mem::take(&mut counts[offset]) as usize;
             }
-            lefts.push(&left, left_n);
+            (*weight, *sum, *sum_squares, *samples) =
+                (left.weight, left.sum, left.sum_squares, left_n);
         }
-        // The tables back to zero for the next scan.
-        for &offset in present.iter() {
-            weights[offset as usize] = 0.0;
-        }
+        let last = *last as usize;
+        left.add(last as f64 - centre, std::mem::take(&mut table[last]));
         if count_samples {
-            for &offset in present.iter() {
-                counts[offset as usize] = 0;
-            }
+            counts[last] = 0;
         }
+        let total = left;
+        let terms = criterion.atom_terms(&total);
+        let node_cost = criterion.node_cost_of(&terms);
         criterion.children_costs(lefts, &total, &terms, logs, costs);
         for (k, &cost) in costs.iter().enumerate() {
             let left_n = lefts.n_samples[k];
