@@ -27,6 +27,9 @@ pub(super) struct ByteRuns {
     /// Per atom, its runs `runs[atom_runs[a]..atom_runs[a + 1]]`; empty when the atom
     /// is summed cell by cell.
     atom_runs: Vec<u32>,
+    /// The end of the furthest load of any run: rows at least this long can be read
+    /// without a check per load.
+    reads_end: usize,
 }
 
 impl ByteRuns {
@@ -35,6 +38,7 @@ impl ByteRuns {
         self.runs.clear();
         self.atom_runs.clear();
         self.atom_runs.push(0);
+        self.reads_end = 0;
     }
 
     /// Adds the next atom of the node: its runs where `summed_in_integers` (whole
@@ -69,6 +73,7 @@ impl ByteRuns {
                 } else {
                     (1u64 << (8 * length)) - 1
                 };
+                self.reads_end = self.reads_end.max(load + RUN_MAX);
                 self.runs.push(Run {
                     load: load as u32,
                     mask: cells << shift,
@@ -94,30 +99,44 @@ impl ByteRuns {
     #[inline(always)]
     pub(super) fn group_sums(&self, a: usize, rows: &[&[u8]; ROW_GROUP], out: &mut [f32]) {
         let runs = &self.runs[self.atom_runs[a] as usize..self.atom_runs[a + 1] as usize];
-        let sums = group_sums(runs, rows);
+        assert!(
+            rows.iter().all(|row| row.len() >= self.reads_end),
+            "rows as long as the runs were laid out for"
+        );
+        // SAFETY: every run's load ends by `reads_end`, within each row (above).
+        let sums = unsafe { group_sums(runs, rows) };
         for (value, sum) in out.iter_mut().zip(sums) {
             *value = sum as f32;
         }
     }
 }
 
-/// The 8 bytes of `row` at `load`.
+/// The 8 bytes of `row` at `load`, read without a check.
+///
+/// # Safety
+/// `load + 8` must not exceed the row's length.
 #[inline(always)]
-fn word_at(row: &[u8], load: u32) -> u64 {
-    let bytes: [u8; RUN_MAX] = row[load as usize..load as usize + RUN_MAX]
-        .try_into()
-        .expect("8 bytes");
-    u64::from_le_bytes(bytes)
+unsafe fn word_at(row: &[u8], load: u32) -> u64 {
+    // SAFETY: the caller's bound keeps the 8 bytes within the row.
+    u64::from_le(unsafe {
+        row.as_ptr()
+            .add(load as usize)
+            .cast::<u64>()
+            .read_unaligned()
+    })
 }
 
 /// Per row, `sum over runs of weight * (sum of the run's bytes)`, wrapping in `i32`
 /// (exact where the atom's sums are, as every partial sum is then below 2^24).
+///
+/// # Safety
+/// Each run's 8 bytes must lie within every row.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn group_sums(runs: &[Run], rows: &[&[u8]; ROW_GROUP]) -> [i32; ROW_GROUP] {
+unsafe fn group_sums(runs: &[Run], rows: &[&[u8]; ROW_GROUP]) -> [i32; ROW_GROUP] {
     use std::arch::x86_64::*;
     const PAIRS: usize = ROW_GROUP / 2;
-    // SAFETY: SSE2 is part of x86_64; the words are read from inside the rows.
+    // SAFETY: SSE2 is part of x86_64; the words lie within the rows (the caller).
     unsafe {
         let zero = _mm_setzero_si128();
         let mut totals = [zero; PAIRS];
@@ -144,14 +163,18 @@ fn group_sums(runs: &[Run], rows: &[&[u8]; ROW_GROUP]) -> [i32; ROW_GROUP] {
 }
 
 /// [`group_sums`] without `psadbw`: the run's bytes added pairwise within the word.
+///
+/// # Safety
+/// Each run's 8 bytes must lie within every row.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn group_sums(runs: &[Run], rows: &[&[u8]; ROW_GROUP]) -> [i32; ROW_GROUP] {
+unsafe fn group_sums(runs: &[Run], rows: &[&[u8]; ROW_GROUP]) -> [i32; ROW_GROUP] {
     const BYTES: u64 = 0x00ff_00ff_00ff_00ff;
     let mut sums = [0i32; ROW_GROUP];
     for run in runs {
         for (sum, row) in sums.iter_mut().zip(rows) {
-            let word = word_at(row, run.load) & run.mask;
+            // SAFETY: the caller's bound.
+            let word = unsafe { word_at(row, run.load) } & run.mask;
             let pairs = (word & BYTES) + ((word >> 8) & BYTES);
             let quads = pairs + (pairs >> 16);
             let cells = ((quads + (quads >> 32)) & 0xffff) as i32;
