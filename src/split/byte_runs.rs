@@ -244,6 +244,24 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "rows as long as the runs were laid out for")]
+    fn rows_shorter_than_the_runs_reach_are_refused_before_any_load() {
+        // The runs read 8 bytes at a time without a check per load: a row shorter than
+        // the rows they were laid out for must stop the sums, not be read past its end.
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        atoms.push_pairs(&mut [(12, 1.0), (13, 1.0), (14, 1.0)]);
+        let mut runs = ByteRuns::default();
+        runs.clear();
+        runs.push_atom(atoms.get(0), true, 16);
+        assert!(runs.has_runs(0));
+        let (long, short) = ([7u8; 16], [7u8; 15]);
+        let mut rows: [&[u8]; ROW_GROUP] = [&long; ROW_GROUP];
+        rows[ROW_GROUP - 1] = &short;
+        runs.group_sums(0, &rows, &mut [0.0; ROW_GROUP]);
+    }
+
+    #[test]
     fn atoms_without_runs_are_summed_cell_by_cell() {
         let mut atoms = AtomSet::default();
         atoms.clear();
