@@ -1,8 +1,8 @@
 //! Agglomerative clustering of samples at distance `1 - similarity`: the merges that
 //! scikit-learn's `AgglomerativeClustering(metric="precomputed")` makes through SciPy's
-//! `linkage`, made here from the samples' leaves without the n x n matrices that route
-//! builds (the similarity, the distances and the index arrays of their upper
-//! triangle). The same algorithms in the same arithmetic, ties broken the same way, so
+//! `linkage`, made here from the samples' leaves into one matrix of distances (square
+//! up to 1 GiB, condensed beyond) where that route builds several (the similarity,
+//! the distances and the index arrays of their upper triangle). The same algorithms in the same arithmetic, ties broken the same way, so
 //! the same merges: SciPy's nearest-neighbour chain for average and complete linkage,
 //! its minimum spanning tree for single linkage, then the merges ordered by distance
 //! (stably) and numbered as SciPy numbers them, and the tree cut into clusters
@@ -10,7 +10,7 @@
 
 use ndarray::ArrayView2;
 
-use super::similarity::condensed_distances_from_leaves;
+use super::similarity::{condensed_distances_from_leaves, square_distances_from_leaves};
 use crate::error::{invalid, Result};
 
 /// How the distance between two clusters follows from their samples' distances, in
@@ -84,12 +84,46 @@ pub(crate) fn clusters_from_leaves<L: Copy + Ord + Sync>(
         return Err(invalid("n_clusters", "must be at least 1, got 0"));
     }
     let n = leaves.nrows();
-    let mut distances = condensed_distances_from_leaves(leaves, n_threads)?;
-    let merges = match linkage {
-        Linkage::Single => spanning_tree_merges(&mut distances, n),
-        Linkage::Complete | Linkage::Average => chain_merges(&mut distances, n, linkage),
+    let merges = if fits_square(n, MAX_SQUARE_BYTES) {
+        let mut distances = square_distances_from_leaves(leaves, n_threads)?;
+        merges_of(&mut Square::new(&mut distances, n), n, linkage)
+    } else {
+        let mut distances = condensed_distances_from_leaves(leaves, n_threads)?;
+        merges_of(&mut Condensed::new(&mut distances, n), n, linkage)
     };
     Ok(cut(&numbered(merges, n), n_clusters.min(n), n))
+}
+
+/// The most bytes the distances of the samples take as a square matrix, twice the
+/// memory of the condensed pairs but read along rows; beyond, they stay condensed.
+const MAX_SQUARE_BYTES: usize = 1 << 30;
+
+/// Whether the distances of `n` samples take at most `max_bytes` as a square matrix.
+fn fits_square(n: usize, max_bytes: usize) -> bool {
+    n.checked_mul(n)
+        .and_then(|pairs| pairs.checked_mul(std::mem::size_of::<f64>()))
+        .is_some_and(|bytes| bytes <= max_bytes)
+}
+
+/// The merges of `n` samples at `distances` under `linkage`.
+fn merges_of(distances: &mut impl PairDistances, n: usize, linkage: Linkage) -> Vec<Merge> {
+    match linkage {
+        Linkage::Single => spanning_tree_merges(distances, n),
+        Linkage::Complete | Linkage::Average => chain_merges(distances, n, linkage),
+    }
+}
+
+/// The distances between clusters, read and written by pair, in SciPy's arithmetic.
+trait PairDistances {
+    /// Visits the distance of `x` to each of `others` (ascending; `x` itself left
+    /// out), in order.
+    fn each_from(&self, x: usize, others: &[usize], visit: impl FnMut(usize, f64));
+
+    /// The distance of `i` and `j`.
+    fn get(&self, i: usize, j: usize) -> f64;
+
+    /// Sets the distance of `i` and `j`.
+    fn set(&mut self, i: usize, j: usize, distance: f64);
 }
 
 /// The distances of `n` samples in the condensed order, read by pair.
@@ -113,10 +147,11 @@ impl<'a> Condensed<'a> {
     fn at(&self, i: usize, j: usize) -> usize {
         self.row_start[i] + (j - i - 1)
     }
+}
 
-    /// Visits the distance of `x` to each of `others` (ascending; `x` itself left
-    /// out), in order: those below `x` down its column, then those above along its
-    /// row. Two plain loops, which the compiler keeps tighter than a chained iterator.
+impl PairDistances for Condensed<'_> {
+    /// Those below `x` down its column, then those above along its row. Two plain
+    /// loops, which the compiler keeps tighter than a chained iterator.
     #[inline(always)]
     fn each_from(&self, x: usize, others: &[usize], mut visit: impl FnMut(usize, f64)) {
         let (below, above) = (
@@ -145,12 +180,50 @@ impl<'a> Condensed<'a> {
     }
 }
 
+/// The distances of `n` samples as a symmetric square matrix, row after row: every
+/// cluster's distances lie along its row, where the condensed order puts half of
+/// them down a column, a cache line apart.
+struct Square<'a> {
+    distances: &'a mut [f64],
+    n: usize,
+}
+
+impl<'a> Square<'a> {
+    fn new(distances: &'a mut [f64], n: usize) -> Self {
+        assert_eq!(distances.len(), n * n, "a distance per pair of samples");
+        Square { distances, n }
+    }
+}
+
+impl PairDistances for Square<'_> {
+    #[inline(always)]
+    fn each_from(&self, x: usize, others: &[usize], mut visit: impl FnMut(usize, f64)) {
+        let row = &self.distances[x * self.n..(x + 1) * self.n];
+        for &i in others {
+            if i != x {
+                visit(i, row[i]);
+            }
+        }
+    }
+
+    /// Read along `j`'s row, so that a loop over `i` reads one row in order.
+    #[inline(always)]
+    fn get(&self, i: usize, j: usize) -> f64 {
+        self.distances[j * self.n + i]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, j: usize, distance: f64) {
+        self.distances[j * self.n + i] = distance;
+        self.distances[i * self.n + j] = distance;
+    }
+}
+
 /// The merges of a reducible linkage by the nearest-neighbour chain, as SciPy's
 /// `nn_chain`: each merge keeps the place of the cluster of the larger index, and
 /// `distances` ends up holding the clusters' distances. The clusters still standing
 /// are listed in ascending order, the order in which SciPy visits them.
-fn chain_merges(distances: &mut [f64], n: usize, linkage: Linkage) -> Vec<Merge> {
-    let mut distances = Condensed::new(distances, n);
+fn chain_merges(distances: &mut impl PairDistances, n: usize, linkage: Linkage) -> Vec<Merge> {
     let mut size = vec![1usize; n];
     let mut standing: Vec<usize> = (0..n).collect();
     let mut chain = Vec::with_capacity(n);
@@ -201,8 +274,7 @@ fn chain_merges(distances: &mut [f64], n: usize, linkage: Linkage) -> Vec<Merge>
 
 /// The merges of single linkage by a minimum spanning tree grown from sample 0, as
 /// SciPy's `mst_single_linkage`.
-fn spanning_tree_merges(distances: &mut [f64], n: usize) -> Vec<Merge> {
-    let distances = Condensed::new(distances, n);
+fn spanning_tree_merges(distances: &impl PairDistances, n: usize) -> Vec<Merge> {
     let mut nearest = vec![f64::INFINITY; n];
     // The samples not yet joined, ascending.
     let mut outside: Vec<usize> = (1..n).collect();
@@ -410,16 +482,64 @@ mod tests {
             .map(|k| ((k * 37 + 11) % 101) as f64 / 101.0 + k as f64 * 1e-6)
             .collect();
         for linkage in [Linkage::Single, Linkage::Complete, Linkage::Average] {
-            let merges = match linkage {
-                Linkage::Single => spanning_tree_merges(&mut distances.clone(), n),
-                _ => chain_merges(&mut distances.clone(), n, linkage),
-            };
-            let found = members(&numbered(merges, n), n);
-            let expected = brute_force(&distances, n, linkage);
-            for ((a, b), (c, d)) in found.iter().zip(&expected) {
-                let same = (a == c && b == d) || (a == d && b == c);
-                assert!(same, "{linkage:?}: {found:?} against {expected:?}");
+            let mut condensed = distances.clone();
+            let mut square = square_of(&distances, n);
+            for merges in [
+                merges_of(&mut Condensed::new(&mut condensed, n), n, linkage),
+                merges_of(&mut Square::new(&mut square, n), n, linkage),
+            ] {
+                let found = members(&numbered(merges, n), n);
+                let expected = brute_force(&distances, n, linkage);
+                for ((a, b), (c, d)) in found.iter().zip(&expected) {
+                    let same = (a == c && b == d) || (a == d && b == c);
+                    assert!(same, "{linkage:?}: {found:?} against {expected:?}");
+                }
             }
         }
+    }
+
+    /// The square matrix of condensed `distances` of `n` samples.
+    fn square_of(distances: &[f64], n: usize) -> Vec<f64> {
+        let mut square = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    square[i * n + j] = distances[pair_index(n, i, j)];
+                }
+            }
+        }
+        square
+    }
+
+    #[test]
+    fn square_and_condensed_distances_make_the_same_merges_through_ties() {
+        let n = 40;
+        // A tenth apart: many ties, broken by the order of the clusters.
+        let distances: Vec<f64> = (0..n * (n - 1) / 2)
+            .map(|k| ((k * 7 + 3) % 11) as f64 / 10.0)
+            .collect();
+        for linkage in [Linkage::Single, Linkage::Complete, Linkage::Average] {
+            let mut condensed = distances.clone();
+            let mut square = square_of(&distances, n);
+            let merges = [
+                merges_of(&mut Condensed::new(&mut condensed, n), n, linkage),
+                merges_of(&mut Square::new(&mut square, n), n, linkage),
+            ]
+            .map(|merges| {
+                let order: Vec<_> = merges
+                    .iter()
+                    .map(|m| (m.x, m.y, m.distance.to_bits()))
+                    .collect();
+                order
+            });
+            assert_eq!(merges[0], merges[1], "{linkage:?}");
+        }
+    }
+
+    #[test]
+    fn distances_are_square_up_to_the_byte_limit() {
+        assert!(fits_square(2, 32));
+        assert!(!fits_square(3, 64));
+        assert!(!fits_square(usize::MAX, MAX_SQUARE_BYTES));
     }
 }

@@ -93,9 +93,9 @@ impl UnsupervisedForest {
     /// rows) by agglomerative clustering at distance `1 - similarity`, with
     /// `linkage`: each row's cluster, from 0. The clusters and their numbers are
     /// those of scikit-learn's `AgglomerativeClustering(metric="precomputed")` of
-    /// these distances, found without the `n x n` matrices (a distance per pair of
-    /// rows, `4 n^2` bytes). Both the leaves and the clustering's distances run on
-    /// the threads of `options`.
+    /// these distances, found from one matrix of them: `8 n^2` bytes up to 1 GiB, half
+    /// that beyond (the pairs `i < j` only, slower to read). Both the leaves and the
+    /// clustering's distances run on the threads of `options`.
     pub fn cluster<T: Feature>(
         &self,
         x: ArrayView2<'_, T>,

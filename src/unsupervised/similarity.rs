@@ -156,6 +156,32 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
     Ok(distances)
 }
 
+/// The distance `1 - share` of every pair of samples from their `leaves`, as for
+/// [`condensed_distances_from_leaves`], in a square matrix: row `i` holds `i`'s
+/// distance to each sample, 0 to itself.
+pub(crate) fn square_distances_from_leaves<L: Copy + Ord + Sync>(
+    leaves: ArrayView2<'_, L>,
+    n_threads: usize,
+) -> Result<Vec<f64>> {
+    let groups = leaf_groups(leaves, n_threads)?;
+    let (n, n_trees) = leaves.dim();
+    let mut distances = try_filled(n, n, 0.0, "the distances between samples")?;
+    with_threads(n_threads, || {
+        distances.par_chunks_mut(n).enumerate().for_each_init(
+            || vec![0u32; n],
+            |counts, (i, row)| {
+                counts.fill(0);
+                count_shared_leaves(&groups, i, 0, counts);
+                for (distance, &count) in row.iter_mut().zip(counts.iter()) {
+                    *distance = 1.0 - count as f64 / n_trees as f64;
+                }
+            },
+        );
+        Ok(())
+    })?;
+    Ok(distances)
+}
+
 #[cfg(test)]
 mod tests {
     use ndarray::array;
