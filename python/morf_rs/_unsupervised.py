@@ -122,8 +122,10 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
         params.update(self._atom_params(X.shape[1]))
         params["random_state"] = self._draw_seed()
         n_threads = checked["n_jobs"]
-        self._forest = fit_unsupervised(X, checked["criterion"], params, n_threads)
-        self.labels_ = self._cluster(self._leaves(X), checked)
+        self._forest, leaves = fit_unsupervised(
+            X, checked["criterion"], params, n_threads
+        )
+        self.labels_ = self._cluster(leaves, checked)
         return self
 
     def _cluster(self, leaves, checked):

@@ -19,14 +19,16 @@ use crate::{
 
 /// Trains an unsupervised forest on `x` with `criterion` ("twomeans" or "fastbic") and
 /// the forest parameters `params` (those an unsupervised forest has); Ctrl-C stops it.
+/// The forest, and the leaf id each row of `x` reaches in each tree, shape
+/// (n_samples, n_trees).
 #[pyfunction]
-pub(super) fn fit_unsupervised(
-    py: Python<'_>,
-    x: &Bound<'_, PyAny>,
+pub(super) fn fit_unsupervised<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
     criterion: &str,
-    params: &Bound<'_, PyDict>,
+    params: &Bound<'py, PyDict>,
     n_threads: usize,
-) -> PyResult<PyForest> {
+) -> PyResult<(PyForest, Bound<'py, PyArray2<i64>>)> {
     guarded(|| {
         let forest = parse_params(params)?;
         let params = UnsupervisedParams {
@@ -49,16 +51,17 @@ pub(super) fn fit_unsupervised(
         let samples = Samples::borrow(x)?;
         let cancel = AtomicBool::new(false);
         let control = FitControl::new().with_cancel(&cancel);
-        let fitted = with_view!(samples, |view| run_interruptible(
+        let (fitted, leaves) = with_view!(samples, |view| run_interruptible(
             py,
             &cancel,
-            || UnsupervisedForest::fit_with(&params, view, &control),
+            || UnsupervisedForest::fit_with_leaves(&params, view, &control),
             || Ok(())
         ))?
         .map_err(value_error)?;
-        Ok(PyForest {
+        let forest = PyForest {
             forest: fitted.into_forest(),
-        })
+        };
+        Ok((forest, leaves.mapv(i64::from).into_pyarray(py)))
     })
 }
 

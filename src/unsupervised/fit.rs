@@ -3,10 +3,10 @@
 
 use std::sync::atomic::AtomicBool;
 
-use ndarray::ArrayView2;
+use ndarray::{aview1, Array2, ArrayView2};
 use rayon::prelude::*;
 
-use super::grow::{grow_unsupervised_tree, TreeRows, UnsupervisedGrowth};
+use super::grow::{grow_unsupervised_tree, GrownUnsupervisedTree, TreeRows, UnsupervisedGrowth};
 use super::params::{ClusteringCriterion, UnsupervisedParams};
 use super::UnsupervisedForest;
 use crate::atoms::AtomKind;
@@ -15,9 +15,11 @@ use crate::error::{invalid, MorfError, Result};
 use crate::forest::{sampling_sizes, Forest, ForestParams, TreeSample, MAX_FEATURES};
 use crate::rng::Rng;
 use crate::runtime::control::{FitControl, TreeCounter};
+use crate::runtime::options::ScoreOptions;
 use crate::runtime::workers::with_threads;
+use crate::scoring::Inspect;
 use crate::split::{AtomCosts, FastBic, TwoMeans, UnsupervisedScratch};
-use crate::tree::{Task, Tree, TreeLimits};
+use crate::tree::{Task, TreeLimits};
 
 impl UnsupervisedForest {
     /// Trains an unsupervised forest on `x` (samples in rows), growing all
@@ -41,6 +43,47 @@ impl UnsupervisedForest {
         x: ArrayView2<'_, T>,
         control: &FitControl<'_>,
     ) -> Result<UnsupervisedForest> {
+        Ok(UnsupervisedForest::grow(params, x, control)?.0)
+    }
+
+    /// Trains as [`UnsupervisedForest::fit_with`] does, and gives the id of the leaf
+    /// each row of `x` reaches in each tree, shape (samples, trees): what
+    /// [`Inspect::apply`] of `x` gives, the input of clustering. Where every tree
+    /// holds every row (no bootstrap, no subsample) and their projections are exact
+    /// (whole X on atoms of whole weights), the leaves are those the rows were put in
+    /// while growing, and no row is walked down the trees again.
+    pub fn fit_with_leaves<T: Feature>(
+        params: &UnsupervisedParams,
+        x: ArrayView2<'_, T>,
+        control: &FitControl<'_>,
+    ) -> Result<(UnsupervisedForest, Array2<u32>)> {
+        let (forest, training_leaves) = UnsupervisedForest::grow(params, x, control)?;
+        let n_samples = x.nrows();
+        let leaves = match training_leaves.into_iter().collect::<Option<Vec<_>>>() {
+            Some(trees) => {
+                let mut leaves = Array2::zeros((n_samples, trees.len()));
+                for (mut column, tree) in leaves.columns_mut().into_iter().zip(trees) {
+                    column.assign(&aview1(&tree));
+                }
+                leaves
+            }
+            None => {
+                let options = ScoreOptions::new()
+                    .with_threads(params.n_threads)
+                    .with_cancel(control.cancel_flag());
+                forest.apply(x, &options)?
+            }
+        };
+        Ok((forest, leaves))
+    }
+
+    /// The forest, and per tree the leaf of each row of `x` where the growth knows
+    /// it for every row ([`GrownUnsupervisedTree::training_leaves`]).
+    fn grow<T: Feature>(
+        params: &UnsupervisedParams,
+        x: ArrayView2<'_, T>,
+        control: &FitControl<'_>,
+    ) -> Result<(UnsupervisedForest, Vec<Option<Vec<u32>>>)> {
         let forest_params = params.as_forest_params();
         forest_params.validate()?;
         let rows = Rows::from_view(x)?;
@@ -101,10 +144,15 @@ impl UnsupervisedForest {
             (ClusteringCriterion::TwoMeans, true) => job.grow_trees(&TwoMeans, &rows.to_bytes()),
             (ClusteringCriterion::FastBic, true) => job.grow_trees(&fast_bic, &rows.to_bytes()),
         })?;
+        let (trees, training_leaves) = trees
+            .into_iter()
+            .map(|grown| (grown.tree, grown.training_leaves))
+            .unzip();
         let task = Task::Regression { n_outputs: 1 };
-        Ok(UnsupervisedForest {
+        let forest = UnsupervisedForest {
             forest: Forest::from_trees(n_features, task, trees),
-        })
+        };
+        Ok((forest, training_leaves))
     }
 }
 
@@ -123,7 +171,7 @@ impl UnsupervisedJob<'_> {
         &self,
         criterion: &C,
         rows: &Rows<'_, T>,
-    ) -> Result<Vec<Tree>> {
+    ) -> Result<Vec<GrownUnsupervisedTree>> {
         (0..self.params.n_estimators)
             .into_par_iter()
             .map_init(UnsupervisedScratch::default, |scratch, t| {
@@ -136,14 +184,15 @@ impl UnsupervisedJob<'_> {
             .collect()
     }
 
-    /// Grows tree `t` from its own row and atom streams.
+    /// Grows tree `t` from its own row and atom streams; its training leaves only
+    /// where it holds every row, so that its local samples are the rows.
     fn grow<C: AtomCosts, T: Feature>(
         &self,
         criterion: &C,
         rows: &Rows<'_, T>,
         t: usize,
         scratch: &mut UnsupervisedScratch,
-    ) -> Option<Tree> {
+    ) -> Option<GrownUnsupervisedTree> {
         let draws = TreeSample::draw(self.params, rows.n_samples, 0, t).draws;
         let mut sample = TreeRows {
             row_of: Vec::new(),
@@ -157,7 +206,7 @@ impl UnsupervisedJob<'_> {
         }
         let mut atom_rng = Rng::new(self.params.random_state, 2 * t as u64 + 1);
         let mut sampler = self.params.atoms.sampler(rows.n_features);
-        grow_unsupervised_tree(
+        let mut grown = grow_unsupervised_tree(
             criterion,
             rows,
             &sample,
@@ -166,6 +215,10 @@ impl UnsupervisedJob<'_> {
             &mut atom_rng,
             scratch,
             self.cancel,
-        )
+        )?;
+        if sample.row_of.len() < rows.n_samples {
+            grown.training_leaves = None;
+        }
+        Some(grown)
     }
 }

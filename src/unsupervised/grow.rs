@@ -30,6 +30,16 @@ pub(super) struct TreeRows {
     pub weight_of: Vec<f64>,
 }
 
+/// One grown tree, with the leaf each of its sample's rows was put in where scoring
+/// is sure to send the row there too.
+pub(super) struct GrownUnsupervisedTree {
+    pub tree: Tree,
+    /// Per local sample (the rows of [`TreeRows::row_of`]), the id of its leaf in
+    /// `tree`; `None` where a projection was not exact (floats, or atoms of fractional
+    /// weights), so that the scoring walk might round it to the other side.
+    pub training_leaves: Option<Vec<u32>>,
+}
+
 /// A split found, its atom stored in the grower's buffers.
 #[derive(Debug, Clone, Copy)]
 struct NodeSplit {
@@ -65,7 +75,7 @@ pub(super) fn grow_unsupervised_tree<C: AtomCosts, T: Feature>(
     rng: &mut Rng,
     scratch: &mut UnsupervisedScratch,
     cancel: &AtomicBool,
-) -> Option<Tree> {
+) -> Option<GrownUnsupervisedTree> {
     let mut grower = Grower {
         criterion,
         rows,
@@ -81,11 +91,16 @@ pub(super) fn grow_unsupervised_tree<C: AtomCosts, T: Feature>(
         nodes: Vec::new(),
         root_weight: sample.weight_of.iter().sum(),
         leaf_share: [0.0],
+        exact_sides: growth.whole_values,
     };
     grower.grow(cancel)?;
+    let training_leaves = grower.exact_sides.then(|| grower.leaf_of_samples());
     let mut leaves = Leaves::values(1);
     leaves.set_prior(&[1.0], 1.0);
-    Some(lay_out(&mut grower, leaves))
+    Some(GrownUnsupervisedTree {
+        tree: lay_out(&mut grower, leaves),
+        training_leaves,
+    })
 }
 
 struct Grower<'a, C, T: Clone> {
@@ -105,6 +120,9 @@ struct Grower<'a, C, T: Clone> {
     root_weight: f64,
     /// The value of the leaf being laid out.
     leaf_share: [f64; 1],
+    /// Whether every split's projections were exact, so that scoring sends each
+    /// sample to the side it was put on.
+    exact_sides: bool,
 }
 
 impl<C: AtomCosts, T: Feature> Grower<'_, C, T> {
@@ -173,6 +191,7 @@ impl<C: AtomCosts, T: Feature> Grower<'_, C, T> {
         )
         .filter(|candidate| candidate.threshold.is_finite())?;
         let atom = self.atoms.get(candidate.atom);
+        self.exact_sides &= atom.has_integer_weights();
         // Sample `i` is still at `i` when its turn comes: the swaps move only those
         // before it.
         let projections = self.scratch.projections(candidate.atom, node_samples.len());
@@ -194,6 +213,22 @@ impl<C: AtomCosts, T: Feature> Grower<'_, C, T> {
             decrease: candidate.impurity_decrease,
             mid: start + left_end,
         })
+    }
+}
+
+impl<C, T: Clone> Grower<'_, C, T> {
+    /// Each local sample's leaf, by the id [`lay_out`] gives it: nodes are grown in
+    /// the order they are laid out, depth first and left first.
+    fn leaf_of_samples(&self) -> Vec<u32> {
+        let mut leaf_of = vec![0; self.samples.len()];
+        for (id, node) in self.nodes.iter().enumerate() {
+            if node.split.is_none() {
+                for &sample in &self.samples[node.start..node.end] {
+                    leaf_of[sample as usize] = id as u32;
+                }
+            }
+        }
+        leaf_of
     }
 }
 

@@ -3,8 +3,8 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    similarity_from_leaves, AtomKind, ClusteringCriterion, Inspect, MaxSamples, Patches,
-    ScoreOptions, UnsupervisedForest, UnsupervisedParams,
+    similarity_from_leaves, AtomKind, ClusteringCriterion, FitControl, Inspect, MaxSamples,
+    Patches, ScoreOptions, UnsupervisedForest, UnsupervisedParams,
 };
 use ndarray::Array2;
 
@@ -164,4 +164,30 @@ fn fast_bic_takes_whole_x_as_rounded_and_float_x_as_measured() {
     // The same values a quarter up are not whole: taken as exact, the block has no
     // spread, and is cut off alone.
     assert_eq!(with_the_block(&(&whole + 0.25)), 30);
+}
+
+#[test]
+fn the_leaves_given_with_the_fit_are_those_the_rows_reach() {
+    let (x, _) = three_groups();
+    // Whole values in 0..=255 (grown as bytes), other whole values, and fractions.
+    let bytes = x.mapv(|v| (v * 20.0 + 100.0).round().clamp(0.0, 255.0));
+    let whole = x.mapv(|v| (v * 300.0).round());
+    let control = FitControl::new();
+    // Gabor filters' fractional weights: projections rounded, so walked again.
+    let gabors = AtomKind::Gabors(Patches::new(vec![4, 4], vec![2, 2], vec![3, 3]));
+    for x in [bytes, whole, x] {
+        for atoms in atom_kinds().into_iter().chain([gabors.clone()]) {
+            for bootstrap in [false, true] {
+                let params = UnsupervisedParams {
+                    bootstrap,
+                    ..params(atoms.clone(), ClusteringCriterion::TwoMeans)
+                };
+                let (forest, leaves) =
+                    UnsupervisedForest::fit_with_leaves(&params, x.view(), &control).unwrap();
+                assert_eq!(forest, UnsupervisedForest::fit(&params, x.view()).unwrap());
+                let reached = forest.apply(x.view(), &ScoreOptions::new()).unwrap();
+                assert_eq!(leaves, reached, "{atoms:?}, bootstrap {bootstrap}");
+            }
+        }
+    }
 }
