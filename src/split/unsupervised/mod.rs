@@ -106,6 +106,51 @@ fn offer(best: &mut Best, decrease: f64, atom: usize, threshold: impl FnOnce() -
     }
 }
 
+/// Offers the thresholds of one atom, threshold `k` at `threshold(k)` leaving children
+/// that cost `costs[k]`: the same split as offering each in turn (the largest
+/// decrease, the leftmost of equal ones), found by a pass that vectorises and a search
+/// for where the largest lies, rather than a branch on the best so far per threshold.
+#[inline(always)]
+fn offer_thresholds(
+    best: &mut Best,
+    node_cost: f64,
+    costs: &[f64],
+    atom: usize,
+    threshold: impl Fn(usize) -> f32,
+) {
+    const LANES: usize = 4;
+    let mut largest = [f64::NEG_INFINITY; LANES];
+    let mut unordered = false;
+    let chunks = costs.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &cost) in largest.iter_mut().zip(chunk) {
+            let decrease = node_cost - cost;
+            unordered |= decrease.is_nan();
+            *lane = if decrease > *lane { decrease } else { *lane };
+        }
+    }
+    for (lane, &cost) in largest.iter_mut().zip(rest) {
+        let decrease = node_cost - cost;
+        unordered |= decrease.is_nan();
+        *lane = if decrease > *lane { decrease } else { *lane };
+    }
+    let largest = largest.into_iter().fold(f64::NEG_INFINITY, f64::max);
+    // A first decrease of NaN or -inf is still kept where there is no best yet, in
+    // turn, as offering each would.
+    if unordered || largest == f64::NEG_INFINITY {
+        for (k, &cost) in costs.iter().enumerate() {
+            offer(best, node_cost - cost, atom, || threshold(k));
+        }
+        return;
+    }
+    let k = costs
+        .iter()
+        .position(|&cost| node_cost - cost == largest)
+        .expect("the largest decrease is a threshold's");
+    offer(best, largest, atom, || threshold(k));
+}
+
 /// The centre that whole projections' moments are taken about: the whole number
 /// nearest their mean, from the lowest value `low`, their total weight and the
 /// weighted sum of their offsets above `low` (all exact). Deviations from it are whole,
@@ -280,13 +325,11 @@ impl SortedAtom<'_> {
             after.push(i as u32);
         }
         criterion.children_costs(lefts, &total, &terms, logs, costs);
-        for (&i, &cost) in after.iter().zip(costs.iter()) {
-            let i = i as usize;
+        offer_thresholds(best, node_cost, costs, atom, |k| {
+            let i = after[k] as usize;
             let (here, next) = ((keys[i] >> 32) as u32, (keys[i + 1] >> 32) as u32);
-            offer(best, node_cost - cost, atom, || {
-                midpoint(key_value(here), key_value(next))
-            });
-        }
+            midpoint(key_value(here), key_value(next))
+        });
     }
 }
 
@@ -401,12 +444,15 @@ impl CountedAtom<'_> {
         let terms = criterion.atom_terms(&total);
         let node_cost = criterion.node_cost_of(&terms);
         criterion.children_costs(lefts, &total, &terms, logs, costs);
+        let threshold = |k: usize| midpoint(low + present[k] as f32, low + present[k + 1] as f32);
+        if !count_samples {
+            offer_thresholds(best, node_cost, costs, atom, threshold);
+            return;
+        }
         for (k, &cost) in costs.iter().enumerate() {
             let left_n = lefts.n_samples[k];
-            if !count_samples || (left_n >= min_leaf && n - left_n >= min_leaf) {
-                offer(best, node_cost - cost, atom, || {
-                    midpoint(low + present[k] as f32, low + present[k + 1] as f32)
-                });
+            if left_n >= min_leaf && n - left_n >= min_leaf {
+                offer(best, node_cost - cost, atom, || threshold(k));
             }
         }
     }

@@ -311,3 +311,41 @@ fn the_public_costs_give_the_decrease_split_search_finds() {
         public_decrease(FastBic::whole_valued(), &whole, split.threshold),
     );
 }
+
+#[test]
+fn offering_an_atoms_thresholds_together_keeps_what_offering_each_in_turn_keeps() {
+    let offered_in_turn = |best: &mut Best, node_cost: f64, costs: &[f64]| {
+        for (k, &cost) in costs.iter().enumerate() {
+            offer(best, node_cost - cost, 1, || k as f32);
+        }
+    };
+    let mut rng = Rng::new(5, 0);
+    // Few distinct costs, so that the largest decrease ties; NaN and infinite costs
+    // in some; a best so far below, equal to and above the atom's.
+    for case in 0..400 {
+        let len = 1 + case % 13;
+        let mut costs: Vec<f64> = (0..len).map(|_| rng.below(4) as f64).collect();
+        match case % 5 {
+            0 => costs[rng.below(len)] = f64::NAN,
+            1 => costs.iter_mut().for_each(|cost| *cost = f64::INFINITY),
+            2 => costs[0] = f64::INFINITY,
+            _ => {}
+        }
+        for before in [None, Some(6.0), Some(7.0), Some(9.0)] {
+            let start: Best = before.map(|decrease| {
+                let candidate = SplitCandidate {
+                    atom: 0,
+                    threshold: -1.0,
+                    impurity_decrease: decrease,
+                    missing_left: None,
+                };
+                (decrease, candidate)
+            });
+            let (mut together, mut in_turn) = (start, start);
+            offer_thresholds(&mut together, 10.0, &costs, 1, |k| k as f32);
+            offered_in_turn(&mut in_turn, 10.0, &costs);
+            let key = |best: Best| best.map(|(d, c)| (d.to_bits(), c.atom, c.threshold.to_bits()));
+            assert_eq!(key(together), key(in_turn), "{costs:?} after {before:?}");
+        }
+    }
+}
