@@ -303,7 +303,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     ) {
         let n = keys.len();
         // The right side keeps at least `min_leaf` samples up to the last move.
-        let end = (n_present - 1).min((n - self.min_leaf).saturating_sub(sides.n_left));
+        let end = (n_present - 1).min(n.saturating_sub(self.min_leaf).saturating_sub(sides.n_left));
         let (classes, weights) = (&self.node.classes[..], &self.node.weights[..]);
         for i in 0..end {
             let position = keys[i] as u32 as usize;

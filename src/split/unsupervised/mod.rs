@@ -136,9 +136,9 @@ fn offer_thresholds(
         *lane = if decrease > *lane { decrease } else { *lane };
     }
     let largest = largest.into_iter().fold(f64::NEG_INFINITY, f64::max);
-    // A first decrease of NaN or -inf is still kept where there is no best yet, in
-    // turn, as offering each would.
-    if unordered || largest == f64::NEG_INFINITY {
+    // A first decrease of NaN is kept where there is no best yet, and none after it:
+    // in turn, as offering each would.
+    if unordered {
         for (k, &cost) in costs.iter().enumerate() {
             offer(best, node_cost - cost, atom, || threshold(k));
         }
