@@ -189,22 +189,46 @@ impl<'a, T: Feature> Rows<'a, T> {
         // Adding and taking away 2^23 rounds a smaller magnitude to a whole number, and
         // every larger f32 is whole already.
         const ROUNDING: f32 = (1u32 << 23) as f32;
-        let (mut low, mut high) = (f32::INFINITY, f32::NEG_INFINITY);
-        // Chunks without early exits inside, so that the test vectorises.
-        for chunk in self.values.chunks(4096) {
-            let mut whole = true;
-            for value in chunk {
+        // Eight lanes of bounds and tests, which the compiler keeps in vector
+        // registers: a single running minimum of floats does not vectorise.
+        const LANES: usize = 8;
+        let (mut low, mut high) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
+        let mut whole = [true; LANES];
+        #[inline(always)]
+        fn take<T: Feature>(
+            values: &[T],
+            whole: &mut [bool; LANES],
+            low: &mut [f32; LANES],
+            high: &mut [f32; LANES],
+        ) {
+            for (lane, value) in values.iter().enumerate() {
                 let value = value.to_f32();
                 let magnitude = value.abs();
-                whole &= magnitude >= ROUNDING || (magnitude + ROUNDING) - ROUNDING == magnitude;
-                // Compare-and-select (no NaN here) vectorises, unlike f32::min.
-                low = if value < low { value } else { low };
-                high = if value > high { value } else { high };
+                whole[lane] &=
+                    (magnitude >= ROUNDING) | ((magnitude + ROUNDING) - ROUNDING == magnitude);
+                // Compare-and-select (no NaN here), unlike f32::min.
+                low[lane] = if value < low[lane] { value } else { low[lane] };
+                high[lane] = if value > high[lane] {
+                    value
+                } else {
+                    high[lane]
+                };
             }
-            if !whole {
+        }
+        // Chunks without early exits inside, so that the test vectorises.
+        for chunk in self.values.chunks(4096) {
+            let lanes = chunk.chunks_exact(LANES);
+            let rest = lanes.remainder();
+            for group in lanes {
+                take(group, &mut whole, &mut low, &mut high);
+            }
+            take(rest, &mut whole, &mut low, &mut high);
+            if whole.contains(&false) {
                 return None;
             }
         }
+        let low = low.into_iter().fold(f32::INFINITY, f32::min);
+        let high = high.into_iter().fold(f32::NEG_INFINITY, f32::max);
         Some((low, high))
     }
 
@@ -425,6 +449,27 @@ mod tests {
                 panic!("{values:?}: a sum outside 0..=255 needs floats");
             };
             assert_eq!(sums.row(1)[1], values[3] + values[4]);
+        }
+    }
+
+    #[test]
+    fn whole_values_find_the_bounds_and_a_fraction_in_any_lane() {
+        // Lengths around the eight lanes and the chunks of 4,096, the bounds and a
+        // fraction placed at every position in turn.
+        for len in [1, 7, 8, 9, 23, 4_097] {
+            for at in (0..len).step_by(len / 13 + 1).chain([len - 1]) {
+                let mut values = vec![3.0f32; len];
+                values[at] = -5.0;
+                values[(at + 1) % len] = 9.0;
+                let x = Array2::from_shape_vec((len, 1), values.clone()).unwrap();
+                let expected = if len == 1 { (9.0, 9.0) } else { (-5.0, 9.0) };
+                let rows = Rows::from_view(x.view()).unwrap();
+                assert_eq!(rows.whole_values(), Some(expected), "{len}, {at}");
+                values[at] = 0.5;
+                let x = Array2::from_shape_vec((len, 1), values).unwrap();
+                let rows = Rows::from_view(x.view()).unwrap();
+                assert_eq!(rows.whole_values(), None, "{len}, {at}");
+            }
         }
     }
 
