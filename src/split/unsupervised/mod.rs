@@ -119,26 +119,28 @@ fn offer_thresholds(
     threshold: impl Fn(usize) -> f32,
 ) {
     const LANES: usize = 4;
+    /// Each lane's largest decrease over `costs`, and whether one was NaN.
+    #[inline(always)]
+    fn fold(node_cost: f64, costs: &[f64], largest: &mut [f64; LANES], unordered: &mut bool) {
+        for (lane, &cost) in largest.iter_mut().zip(costs) {
+            let decrease = node_cost - cost;
+            *unordered |= decrease.is_nan();
+            *lane = if decrease > *lane { decrease } else { *lane };
+        }
+    }
     let mut largest = [f64::NEG_INFINITY; LANES];
     let mut unordered = false;
     let chunks = costs.chunks_exact(LANES);
     let rest = chunks.remainder();
     for chunk in chunks {
-        for (lane, &cost) in largest.iter_mut().zip(chunk) {
-            let decrease = node_cost - cost;
-            unordered |= decrease.is_nan();
-            *lane = if decrease > *lane { decrease } else { *lane };
-        }
+        fold(node_cost, chunk, &mut largest, &mut unordered);
     }
-    for (lane, &cost) in largest.iter_mut().zip(rest) {
-        let decrease = node_cost - cost;
-        unordered |= decrease.is_nan();
-        *lane = if decrease > *lane { decrease } else { *lane };
-    }
+    fold(node_cost, rest, &mut largest, &mut unordered);
     let largest = largest.into_iter().fold(f64::NEG_INFINITY, f64::max);
     // A first decrease of NaN is kept where there is no best yet, and none after it:
-    // in turn, as offering each would.
-    if unordered {
+    // in turn, as offering each would (and nothing where min_samples_leaf leaves no
+    // threshold).
+    if unordered || costs.is_empty() {
         for (k, &cost) in costs.iter().enumerate() {
             offer(best, node_cost - cost, atom, || threshold(k));
         }

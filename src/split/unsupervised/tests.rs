@@ -323,9 +323,10 @@ fn offering_an_atoms_thresholds_together_keeps_what_offering_each_in_turn_keeps(
     // Few distinct costs, so that the largest decrease ties; NaN and infinite costs
     // in some; a best so far below, equal to and above the atom's.
     for case in 0..400 {
-        let len = 1 + case % 13;
+        // No threshold at all where min_samples_leaf leaves none.
+        let len = case % 13;
         let mut costs: Vec<f64> = (0..len).map(|_| rng.below(4) as f64).collect();
-        match case % 5 {
+        match if len == 0 { 4 } else { case % 5 } {
             0 => costs[rng.below(len)] = f64::NAN,
             1 => costs.iter_mut().for_each(|cost| *cost = f64::INFINITY),
             2 => costs[0] = f64::INFINITY,
