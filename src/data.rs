@@ -192,8 +192,6 @@ impl<'a, T: Feature> Rows<'a, T> {
         // Eight lanes of bounds and tests, which the compiler keeps in vector
         // registers: a single running minimum of floats does not vectorise.
         const LANES: usize = 8;
-        let (mut low, mut high) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
-        let mut whole = [true; LANES];
         #[inline(always)]
         fn take<T: Feature>(
             values: &[T],
@@ -215,6 +213,8 @@ impl<'a, T: Feature> Rows<'a, T> {
                 };
             }
         }
+        let (mut low, mut high) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
+        let mut whole = [true; LANES];
         // Chunks without early exits inside, so that the test vectorises.
         for chunk in self.values.chunks(4096) {
             let lanes = chunk.chunks_exact(LANES);

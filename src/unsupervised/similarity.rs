@@ -136,23 +136,10 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
     let mut rest = distances.as_mut_slice();
     for i in 0..n {
         let (row, tail) = rest.split_at_mut(n - 1 - i);
-        rows.push((i, row));
+        rows.push((i, i + 1, row));
         rest = tail;
     }
-    with_threads(n_threads, || {
-        rows.par_iter_mut().for_each_init(
-            || vec![0u32; n],
-            |counts, (i, row)| {
-                let after = &mut counts[*i + 1..];
-                after.fill(0);
-                count_shared_leaves(&groups, *i, *i + 1, after);
-                for (distance, &count) in row.iter_mut().zip(after.iter()) {
-                    *distance = 1.0 - count as f64 / n_trees as f64;
-                }
-            },
-        );
-        Ok(())
-    })?;
+    fill_distance_rows(&groups, n_trees, &mut rows, n_threads)?;
     Ok(distances)
 }
 
@@ -166,20 +153,39 @@ pub(crate) fn square_distances_from_leaves<L: Copy + Ord + Sync>(
     let groups = leaf_groups(leaves, n_threads)?;
     let (n, n_trees) = leaves.dim();
     let mut distances = try_filled(n, n, 0.0, "the distances between samples")?;
+    let mut rows: Vec<_> = distances
+        .chunks_mut(n)
+        .enumerate()
+        .map(|(i, row)| (i, 0, row))
+        .collect();
+    fill_distance_rows(&groups, n_trees, &mut rows, n_threads)?;
+    Ok(distances)
+}
+
+/// Fills each of `rows`, `(i, first, row)`, with the distance `1 - share` of sample
+/// `i` to each sample from `first` on (as many as `row` holds), over the trees of
+/// `groups`, on `n_threads` threads.
+fn fill_distance_rows(
+    groups: &[LeafGroups],
+    n_trees: usize,
+    rows: &mut [(usize, usize, &mut [f64])],
+    n_threads: usize,
+) -> Result<()> {
+    let n = groups.first().map_or(0, |tree| tree.group_of.len());
     with_threads(n_threads, || {
-        distances.par_chunks_mut(n).enumerate().for_each_init(
+        rows.par_iter_mut().for_each_init(
             || vec![0u32; n],
-            |counts, (i, row)| {
+            |counts, (i, first, row)| {
+                let counts = &mut counts[*first..];
                 counts.fill(0);
-                count_shared_leaves(&groups, i, 0, counts);
+                count_shared_leaves(groups, *i, *first, counts);
                 for (distance, &count) in row.iter_mut().zip(counts.iter()) {
                     *distance = 1.0 - count as f64 / n_trees as f64;
                 }
             },
         );
         Ok(())
-    })?;
-    Ok(distances)
+    })
 }
 
 #[cfg(test)]
