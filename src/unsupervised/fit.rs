@@ -184,8 +184,7 @@ impl UnsupervisedJob<'_> {
             .collect()
     }
 
-    /// Grows tree `t` from its own row and atom streams; its training leaves only
-    /// where it holds every row, so that its local samples are the rows.
+    /// Grows tree `t` from its own row and atom streams.
     fn grow<C: AtomCosts, T: Feature>(
         &self,
         criterion: &C,
@@ -206,7 +205,7 @@ impl UnsupervisedJob<'_> {
         }
         let mut atom_rng = Rng::new(self.params.random_state, 2 * t as u64 + 1);
         let mut sampler = self.params.atoms.sampler(rows.n_features);
-        let mut grown = grow_unsupervised_tree(
+        grow_unsupervised_tree(
             criterion,
             rows,
             &sample,
@@ -215,10 +214,6 @@ impl UnsupervisedJob<'_> {
             &mut atom_rng,
             scratch,
             self.cancel,
-        )?;
-        if sample.row_of.len() < rows.n_samples {
-            grown.training_leaves = None;
-        }
-        Some(grown)
+        )
     }
 }

@@ -34,9 +34,9 @@ pub(super) struct TreeRows {
 /// is sure to send the row there too.
 pub(super) struct GrownUnsupervisedTree {
     pub tree: Tree,
-    /// Per local sample (the rows of [`TreeRows::row_of`]), the id of its leaf in
-    /// `tree`; `None` where a projection was not exact (floats, or atoms of fractional
-    /// weights), so that the scoring walk might round it to the other side.
+    /// Per row of X, the id of its leaf in `tree`; `None` where the tree does not
+    /// hold every row, or where a projection was not exact (floats, or atoms of
+    /// fractional weights), so that the scoring walk might round it to the other side.
     pub training_leaves: Option<Vec<u32>>,
 }
 
@@ -94,7 +94,9 @@ pub(super) fn grow_unsupervised_tree<C: AtomCosts, T: Feature>(
         exact_sides: growth.whole_values,
     };
     grower.grow(cancel)?;
-    let training_leaves = grower.exact_sides.then(|| grower.leaf_of_samples());
+    // Local samples are rows of X only where the tree holds every row.
+    let holds_every_row = sample.row_of.len() == rows.n_samples;
+    let training_leaves = (grower.exact_sides && holds_every_row).then(|| grower.leaf_of_samples());
     let mut leaves = Leaves::values(1);
     leaves.set_prior(&[1.0], 1.0);
     Some(GrownUnsupervisedTree {

@@ -8,6 +8,7 @@
 mod fit;
 mod grow;
 mod linkage;
+mod pair_distances;
 mod params;
 mod similarity;
 
