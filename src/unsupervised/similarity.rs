@@ -124,7 +124,7 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
     n_threads: usize,
 ) -> Result<Vec<f64>> {
     let groups = leaf_groups(leaves, n_threads)?;
-    let (n, n_trees) = leaves.dim();
+    let n = leaves.nrows();
     // `n (n - 1) / 2` pairs, as a product of whole numbers.
     let (halved, other) = if n % 2 == 0 {
         (n / 2, n - 1)
@@ -139,7 +139,7 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
         rows.push((i, i + 1, row));
         rest = tail;
     }
-    fill_distance_rows(&groups, n_trees, &mut rows, n_threads)?;
+    fill_distance_rows(&groups, &mut rows, n_threads)?;
     Ok(distances)
 }
 
@@ -151,27 +151,29 @@ pub(crate) fn square_distances_from_leaves<L: Copy + Ord + Sync>(
     n_threads: usize,
 ) -> Result<Vec<f64>> {
     let groups = leaf_groups(leaves, n_threads)?;
-    let (n, n_trees) = leaves.dim();
+    let n = leaves.nrows();
     let mut distances = try_filled(n, n, 0.0, "the distances between samples")?;
     let mut rows: Vec<_> = distances
         .chunks_mut(n)
         .enumerate()
         .map(|(i, row)| (i, 0, row))
         .collect();
-    fill_distance_rows(&groups, n_trees, &mut rows, n_threads)?;
+    fill_distance_rows(&groups, &mut rows, n_threads)?;
     Ok(distances)
 }
 
 /// Fills each of `rows`, `(i, first, row)`, with the distance `1 - share` of sample
 /// `i` to each sample from `first` on (as many as `row` holds), over the trees of
-/// `groups`, on `n_threads` threads.
+/// `groups` (one per tree), on `n_threads` threads.
 fn fill_distance_rows(
     groups: &[LeafGroups],
-    n_trees: usize,
     rows: &mut [(usize, usize, &mut [f64])],
     n_threads: usize,
 ) -> Result<()> {
-    let n = groups.first().map_or(0, |tree| tree.group_of.len());
+    let (n_trees, n) = (
+        groups.len(),
+        groups.first().map_or(0, |tree| tree.group_of.len()),
+    );
     with_threads(n_threads, || {
         rows.par_iter_mut().for_each_init(
             || vec![0u32; n],

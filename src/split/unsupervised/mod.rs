@@ -138,19 +138,17 @@ fn offer_thresholds(
     fold(node_cost, rest, &mut largest, &mut unordered);
     let largest = largest.into_iter().fold(f64::NEG_INFINITY, f64::max);
     // A first decrease of NaN is kept where there is no best yet, and none after it:
-    // in turn, as offering each would (and nothing where min_samples_leaf leaves no
-    // threshold).
-    if unordered || costs.is_empty() {
+    // in turn, as offering each would.
+    if unordered {
         for (k, &cost) in costs.iter().enumerate() {
             offer(best, node_cost - cost, atom, || threshold(k));
         }
         return;
     }
-    let k = costs
-        .iter()
-        .position(|&cost| node_cost - cost == largest)
-        .expect("the largest decrease is a threshold's");
-    offer(best, largest, atom, || threshold(k));
+    // None only where min_samples_leaf leaves no threshold.
+    if let Some(k) = costs.iter().position(|&cost| node_cost - cost == largest) {
+        offer(best, largest, atom, || threshold(k));
+    }
 }
 
 /// The centre that whole projections' moments are taken about: the whole number
