@@ -1,98 +1,11 @@
-//! Read-only views of the training and scoring inputs.
-
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use ndarray::ArrayView2;
 
+use super::feature::{non_finite_error, Feature};
+use super::huge_pages::advise_huge_pages;
 use crate::error::{MorfError, Result};
-
-/// An element type X may hold. Values are compared in `f32`, as scikit-learn's trees
-/// do, so a forest gives the same answers for float32 and float64 copies of one X.
-pub trait Feature: Copy + Clone + Send + Sync + 'static {
-    /// The value as the engine compares it.
-    fn to_f32(self) -> f32;
-    /// The value as given, for messages.
-    fn to_f64(self) -> f64;
-    /// Whether the value is neither NaN nor infinite.
-    fn is_finite_value(self) -> bool;
-    /// Whether the value is missing (NaN).
-    fn is_missing(self) -> bool;
-    /// `values` as bytes when `Self` is `u8`: training reads byte-valued X through
-    /// bytes, and X that is bytes already needs no copy.
-    fn as_bytes(values: &[Self]) -> Option<&[u8]> {
-        let _ = values;
-        None
-    }
-    /// The largest value of a type that holds only whole numbers from 0 (`u8`), whose
-    /// projections on whole weights can be summed in integers; `None` for floats.
-    const MAX_WHOLE: Option<u32> = None;
-    /// The value as an integer; meaningful only where [`Self::MAX_WHOLE`] is given.
-    #[inline(always)]
-    fn to_i32(self) -> i32 {
-        self.to_f32() as i32
-    }
-}
-
-impl Feature for f32 {
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn is_finite_value(self) -> bool {
-        self.is_finite()
-    }
-    fn is_missing(self) -> bool {
-        self.is_nan()
-    }
-}
-
-impl Feature for f64 {
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn is_finite_value(self) -> bool {
-        // A finite f64 beyond f32's range would become infinite in the engine.
-        self.is_finite() && (self as f32).is_finite()
-    }
-    fn is_missing(self) -> bool {
-        self.is_nan()
-    }
-}
-
-/// Bytes (pixel intensities, counts, binary data). Training also stores a float X
-/// whose values are all whole numbers in `0..=255` this way (`Rows::to_bytes`): the
-/// projections are the same exact whole numbers, read from a quarter of the memory.
-impl Feature for u8 {
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn is_finite_value(self) -> bool {
-        true
-    }
-    fn is_missing(self) -> bool {
-        false
-    }
-    fn as_bytes(values: &[u8]) -> Option<&[u8]> {
-        Some(values)
-    }
-    const MAX_WHOLE: Option<u32> = Some(u8::MAX as u32);
-    #[inline(always)]
-    fn to_i32(self) -> i32 {
-        self as i32
-    }
-}
 
 /// Row-major samples: row `i` is `values[i * n_features..(i + 1) * n_features]`.
 pub struct Rows<'a, T: Clone> {
@@ -331,18 +244,6 @@ pub fn sums_stay_exact((low, high): (f32, f32), n_terms: usize, max_weight: u32)
     largest * n_terms as f64 * max_weight as f64 <= EXACT_F32_INTEGERS
 }
 
-/// The error for `value`, neither finite ([`Feature::is_finite_value`]) nor missing, at flat index
-/// `flat` of a row-major X.
-pub(crate) fn non_finite_error<T: Feature>(flat: usize, n_features: usize, value: T) -> MorfError {
-    let (row, column) = (flat / n_features, flat % n_features);
-    let value = value.to_f64();
-    if value.is_finite() {
-        MorfError::TooLargeForFloat32 { row, column, value }
-    } else {
-        MorfError::NonFiniteInput { row, column }
-    }
-}
-
 /// The running sums of X's rows ([`Rows::running_sums`]), in the narrowest type that
 /// holds them exactly.
 pub enum RunningSums {
@@ -350,72 +251,6 @@ pub enum RunningSums {
     Bytes(Rows<'static, u8>),
     /// Whole numbers of at most 2^24 in magnitude.
     Floats(Rows<'static, f32>),
-}
-
-/// Unit weights when none are given; otherwise checks they are finite, non-negative
-/// and not all zero, and divides them by the largest. Splits and leaves depend only on
-/// ratios of weights, so the trees are the same; sums of squared class weights (Gini)
-/// and node totals then stay finite whatever finite weights were given.
-pub(crate) fn check_sample_weight(
-    sample_weight: Option<&[f64]>,
-    n_samples: usize,
-) -> Result<Vec<f64>> {
-    let Some(weights) = sample_weight else {
-        return Ok(vec![1.0; n_samples]);
-    };
-    if weights.len() != n_samples {
-        return Err(MorfError::ShapeMismatch {
-            what: "length of sample_weight (one per row of X)",
-            expected: n_samples,
-            got: weights.len(),
-        });
-    }
-    if let Some((index, &value)) = weights
-        .iter()
-        .enumerate()
-        .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
-    {
-        return Err(MorfError::InvalidSampleWeight { index, value });
-    }
-    let largest = weights.iter().copied().fold(0.0, f64::max);
-    if largest <= 0.0 {
-        return Err(MorfError::ZeroTotalWeight);
-    }
-    Ok(weights.iter().map(|&weight| weight / largest).collect())
-}
-
-/// Asks Linux to back the 2 MiB-aligned part of `values`' allocation (not yet written)
-/// with huge pages: split search reads the rows of a node's samples in no order, one
-/// page each, and with 4 KiB pages most of those reads also miss the address
-/// translation cache. Only advice: where refused, or elsewhere, nothing changes.
-fn advise_huge_pages<S>(values: &Vec<S>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE_PAGE: usize = 2 << 20;
-        const MADV_HUGEPAGE: std::ffi::c_int = 14;
-        extern "C" {
-            fn madvise(
-                address: *mut std::ffi::c_void,
-                length: usize,
-                advice: std::ffi::c_int,
-            ) -> std::ffi::c_int;
-        }
-        let start = values.as_ptr() as usize;
-        let end = start + values.capacity() * std::mem::size_of::<S>();
-        let (first, last) = (
-            start.next_multiple_of(HUGE_PAGE),
-            end / HUGE_PAGE * HUGE_PAGE,
-        );
-        if last > first {
-            // SAFETY: advice on whole pages inside the allocation, which it does not
-            // change; an error leaves the pages as they are.
-            unsafe {
-                madvise(first as *mut std::ffi::c_void, last - first, MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = values;
 }
 
 #[cfg(test)]
