@@ -28,8 +28,8 @@ pub fn key_value(key: u32) -> f32 {
 }
 
 /// Below this many keys pattern-defeating quicksort beats the fixed passes of radix
-/// sort: four passes of about 3 ns a key each, against comparisons that grow slowly
-/// with the number of keys.
+/// sort (four over the keys whatever their number), as measured in benches/profiles.md
+/// ("Sorting float projections"); where the crossover lies depends on the processor.
 const RADIX_MIN_LEN: usize = 768;
 
 /// Sorts `keys` by their high 32 bits (the projected value's key), keeping the order of
