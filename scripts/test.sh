@@ -3,24 +3,29 @@
 # into a fresh virtual environment, pytest. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase prints the seconds since the start, so a slow CI run says where it went.
+phase() { echo "== $1 (${SECONDS} s)"; }
 
-echo "== Rust: format, lint, tests"
+phase "Rust: format and lint"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features python -- -D warnings
+phase "Rust: tests"
 cargo test --profile test-release
+phase "Rust: API docs, fuzz target"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # The fuzz target is a workspace of its own (cargo-fuzz runs it on nightly): checked
 # here so that it keeps compiling against the API.
 cargo check --quiet --manifest-path fuzz/Cargo.toml --bins
 
-echo "== Python: build and install the wheel with the test dependencies"
+phase "Python: build and install the wheel with the test dependencies"
 venv="${MORF_TEST_VENV:-.venv-test}"
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 if [ "$(uname -s)" = Linux ]; then
     # The wheel users get (manylinux2014, audited), so the tests run on what ships.
     wheel="$(bash scripts/build_wheel.sh)"
+    phase "Python: install the wheel and the test dependencies"
     "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps "$wheel"
     "$venv/bin/python" -m pip install --quiet "$wheel[test,dask,docs,onnx,plot]" ruff
 else
@@ -29,8 +34,9 @@ fi
 "$venv/bin/ruff" check python tests benches examples/gallery docs
 "$venv/bin/ruff" format --check python tests benches examples/gallery docs
 
-echo "== Python: tests"
+phase "Python: tests"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python
 
-echo "== Docs: the site, warnings as errors (quick gallery examples only)"
+phase "Docs: the site, warnings as errors (quick gallery examples only)"
 MORF_DOCS_FAST=1 PYTHON="$venv/bin/python" bash scripts/docs.sh
+phase "All checks passed"
