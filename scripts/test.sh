@@ -18,7 +18,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # here so that it keeps compiling against the API.
 cargo check --quiet --manifest-path fuzz/Cargo.toml --bins
 
-phase "Python: build and install the wheel with the test dependencies"
+phase "Python: build the wheel"
 venv="${MORF_TEST_VENV:-.venv-test}"
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
