@@ -1,5 +1,6 @@
 """python -m morf_rs predict and info, run as a user runs them (subprocess), and
-in process where a module constant is changed."""
+in process where a module constant is changed or where many errors are checked (each
+interpreter started costs seconds, importing scikit-learn)."""
 
 import os
 import subprocess
@@ -114,7 +115,7 @@ def test_csv_and_parquet_inputs(saved):
         np.testing.assert_allclose(np.load(out), expected, rtol=0, atol=0)
 
 
-def test_regressor_scores_and_refuses_proba(tmp_path):
+def test_regressor_scores_and_refuses_proba(tmp_path, capsys):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((300, 6))
     model = morf_rs.GradientBoostingRegressor(n_estimators=5, random_state=0)
@@ -125,13 +126,15 @@ def test_regressor_scores_and_refuses_proba(tmp_path):
                   tmp_path / "y.npy")  # fmt: skip
     assert result.returncode == 0, result.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), model.predict(X))
-    result = _run("predict", tmp_path / "r.morf", tmp_path / "X.npy", "-o",
-                  tmp_path / "p.npy", "--proba")  # fmt: skip
-    assert result.returncode == 1
-    assert "--proba needs a classifier" in result.stderr
-    info = _run("info", tmp_path / "r.morf")
-    assert "GradientBoostingRegressor (boosted model)" in info.stdout
-    assert "rounds:      5" in info.stdout
+    line = _one_line_error_in_process(
+        capsys, "predict", tmp_path / "r.morf", tmp_path / "X.npy",
+        "-o", tmp_path / "p.npy", "--proba",
+    )  # fmt: skip
+    assert "--proba needs a classifier" in line, line
+    assert main(["info", str(tmp_path / "r.morf")]) == 0
+    info = capsys.readouterr().out
+    assert "GradientBoostingRegressor (boosted model)" in info
+    assert "rounds:      5" in info
 
 
 def test_info_describes_the_model(saved):
@@ -156,7 +159,18 @@ def _one_line_error(result):
     return lines[0]
 
 
-def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path):
+def _one_line_error_in_process(capsys, *args):
+    """The error line of ``main(args)`` run here: exit status 1 and one line (an
+    unexpected exception fails the test as a traceback would)."""
+    capsys.readouterr()
+    assert main([str(arg) for arg in args]) == 1
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path, capsys):
     directory, model, _ = saved
     data = (directory / "model.morf").read_bytes()
     tampered = data.replace(b'"n_features_in_":16', b'"n_features_in_":17')
@@ -169,8 +183,9 @@ def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path):
     }
     for name, (content, message) in bad.items():
         (tmp_path / name).write_bytes(content)
-        line = _one_line_error(_run("info", tmp_path / name))
+        line = _one_line_error_in_process(capsys, "info", tmp_path / name)
         assert message in line, line
+    # One of them as a user's shell sees it: the process's exit status and stderr.
     line = _one_line_error(
         _run(
             "predict",
@@ -192,15 +207,10 @@ def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path):
         ("objects.npy", "cannot be read as an array of numbers"),
         ("missing.npy", "No such file"),
     ):
-        line = _one_line_error(
-            _run(
-                "predict",
-                directory / "model.morf",
-                tmp_path / name,
-                "-o",
-                tmp_path / "o.npy",
-            )  # fmt: skip
-        )
+        line = _one_line_error_in_process(
+            capsys, "predict", directory / "model.morf", tmp_path / name,
+            "-o", tmp_path / "o.npy",
+        )  # fmt: skip
         assert message in line, line
 
 

@@ -5,7 +5,9 @@ import io
 import subprocess
 import sys
 
-from morf_rs.__main__ import run_demo
+import pytest
+
+from morf_rs.__main__ import main, run_demo
 
 
 def run_module(*args):
@@ -52,19 +54,22 @@ def test_demo_prints_a_table_and_progress():
         assert seconds >= 0.0
 
 
-def test_help_and_bad_usage():
+def test_help_and_bad_usage(capsys):
+    # The module run as a user runs it, then the other usages in this process.
     help_result = run_module("--help")
     assert help_result.returncode == 0
     assert "demo" in help_result.stdout
-    demo_help = run_module("demo", "--help")
-    assert demo_help.returncode == 0
-    assert "--n-train" in demo_help.stdout
-    no_command = run_module()
-    assert no_command.returncode == 0, no_command.stderr
-    assert no_command.stdout == help_result.stdout
-    bad = run_module("demo", "--n-train", "50", "0")
-    assert bad.returncode == 2
-    assert "--n-train, --n-test and --n-estimators must be at least 1" in bad.stderr
+    with pytest.raises(SystemExit) as exited:
+        main(["demo", "--help"])
+    assert exited.value.code == 0
+    assert "--n-train" in capsys.readouterr().out
+    assert main([]) == 0
+    assert capsys.readouterr().out == help_result.stdout
+    with pytest.raises(SystemExit) as exited:
+        main(["demo", "--n-train", "50", "0"])
+    assert exited.value.code == 2
+    message = "--n-train, --n-test and --n-estimators must be at least 1"
+    assert message in capsys.readouterr().err
 
 
 def test_package_imports_with_docstrings_stripped():
