@@ -29,6 +29,25 @@ def _run(*args):
     )
 
 
+def _one_line_error(result):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def _one_line_error_in_process(capsys, *args):
+    """The error line of ``main(args)`` run here: exit status 1 and one line (an
+    unexpected exception fails the test as a traceback would)."""
+    capsys.readouterr()
+    assert main([str(arg) for arg in args]) == 1
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """A saved classifier with text labels, the rows it scores and their scores."""
@@ -149,25 +168,6 @@ def test_info_describes_the_model(saved):
     assert "classes:     3: left, middle, right" in lines
     assert "trees:       5" in lines
     assert any(line.endswith("(forest format 5)") for line in lines)
-
-
-def _one_line_error(result):
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
-
-
-def _one_line_error_in_process(capsys, *args):
-    """The error line of ``main(args)`` run here: exit status 1 and one line (an
-    unexpected exception fails the test as a traceback would)."""
-    capsys.readouterr()
-    assert main([str(arg) for arg in args]) == 1
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path, capsys):
