@@ -55,6 +55,9 @@ class GradientBoostingClassifier(AxisAtoms, BoostingClassifier):
         at quantiles of the round's projections.
     subsample : float in (0, 1], default=1.0
         Fraction of the samples, drawn afresh each round, that its trees learn from.
+        The samples a round leaves out take leaf values fitted without them; where
+        the model grows sure of its training samples, those values can run away
+        (the fit then raises a ValueError): pair it with l2_regularization of about 1.
     early_stopping : "auto" or bool, default='auto'
         Hold out validation_fraction of the samples and stop when their loss has
         not improved by more than tol for n_iter_no_change rounds. "auto" turns it

@@ -10,6 +10,14 @@ const ROWS_PER_TASK: usize = 4096;
 /// Smallest probability a log loss reads, as scikit-learn clips it.
 const PROBABILITY_FLOOR: f64 = 1e-15;
 
+/// Log-loss scores further apart than this come only from Newton steps run away: a
+/// probability rounds to exactly 0 or 1 in `f64` once scores are about 37 apart, where
+/// its gradient vanishes, so no sound step carries a score much further. A leaf of
+/// samples the model is sure of has hessians near 0, and a few samples it is wrongly
+/// sure of give it a step of their gradients over that near-zero sum; the samples
+/// that step sends the wrong way feed larger steps in the next rounds.
+pub(crate) const RUNAWAY_SPREAD: f64 = 1e3;
+
 /// The loss a model minimises, fixed by the kind of target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Loss {
@@ -229,6 +237,29 @@ impl Loss {
             Loss::MultinomialLogLoss { n_classes } => n_classes,
         }
     }
+
+    /// For the log losses, the largest spread of the raw scores `raw` (`n_outputs`
+    /// per row): a binary score's distance from 0, or the distance between a row's
+    /// largest and smallest class score, which is all softmax sees. None for squared
+    /// error, whose scores are the predictions themselves.
+    pub(crate) fn largest_spread(self, raw: &[f64]) -> Option<f64> {
+        match self {
+            Loss::SquaredError => None,
+            Loss::BinaryLogLoss => Some(raw.iter().fold(0.0, |m, &z| m.max(z.abs()))),
+            Loss::MultinomialLogLoss { n_classes } => Some(
+                raw.chunks_exact(n_classes)
+                    .map(|scores| {
+                        let (low, high) = scores
+                            .iter()
+                            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &z| {
+                                (l.min(z), h.max(z))
+                            });
+                        high - low
+                    })
+                    .fold(0.0, f64::max),
+            ),
+        }
+    }
 }
 
 /// Calls `f(row, weight, gradient, hessian)` for every sample of `data`, in parallel
@@ -270,6 +301,22 @@ fn softmax_at(scores: &[f64], k: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spread_is_what_the_link_sees() {
+        // Softmax: a row's scores apart, whatever their common shift.
+        let softmax = Loss::MultinomialLogLoss { n_classes: 3 };
+        assert_eq!(
+            softmax.largest_spread(&[1.0, 2.0, 4.0, 500.0, 500.5, 499.0]),
+            Some(3.0)
+        );
+        // Binary: the log-odds' distance from even odds.
+        assert_eq!(
+            Loss::BinaryLogLoss.largest_spread(&[0.5, -7.0, 3.0]),
+            Some(7.0)
+        );
+        assert_eq!(Loss::SquaredError.largest_spread(&[1e9]), None);
+    }
 
     /// Numerical derivatives of `mean_loss` (times the total weight) for one sample.
     fn check_derivatives(loss: Loss, targets: BoostTargets<'_>, raw: &[f64]) {

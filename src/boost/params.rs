@@ -66,7 +66,10 @@ pub struct BoostParams {
     /// (`max_bins`).
     pub max_bins: usize,
     /// Fraction of the samples, drawn afresh each round without replacement, that the
-    /// round's trees learn from (LightGBM's `bagging_fraction`).
+    /// round's trees learn from (LightGBM's `bagging_fraction`). Below 1 with log loss,
+    /// left-out samples take leaf values fitted without them, which can run away (the
+    /// fit then fails with [`crate::MorfError::InvalidParameter`]); an `l2_regularization` of
+    /// about 1 keeps them in range.
     pub subsample: f64,
     /// The dictionary the split directions are drawn from.
     pub atoms: AtomKind,

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::binning::BinnedAtoms;
 use super::grow::{grow_tree, BoostTreeSettings, GrowScratch};
-use super::loss::{BoostTargets, Loss, Sampled};
+use super::loss::{BoostTargets, Loss, Sampled, RUNAWAY_SPREAD};
 use super::model::{add_largest_leaf_values, tree_value, Booster};
 use super::params::BoostParams;
 use crate::atoms::AtomSet;
@@ -179,6 +179,11 @@ impl Training<'_> {
             }
             self.add_trees(rows, &trees, &left_out, &mut raw, &mut added);
             self.add_trees(rows, &trees, validation_rows, &mut raw, &mut added);
+            if let Some(spread) = self.loss.largest_spread(&raw) {
+                if spread > RUNAWAY_SPREAD {
+                    return Err(self.runaway(round, spread));
+                }
+            }
             model.trees.extend(trees);
 
             model.train_loss.push(self.loss.mean_loss(&train, &raw));
@@ -269,6 +274,30 @@ impl Training<'_> {
             weights: self.weights,
             rows,
         }
+    }
+
+    /// The error of a fit whose round `round` (from 0) left log-loss scores `spread`
+    /// apart (above [`RUNAWAY_SPREAD`]).
+    fn runaway(&self, round: usize, spread: f64) -> MorfError {
+        let params = self.params;
+        let subsample = if params.subsample < 1.0 {
+            format!(", or subsample=1.0 (not {})", params.subsample)
+        } else {
+            String::new()
+        };
+        invalid(
+            "learning_rate",
+            format!(
+                "round {} ran away: its leaf values left raw scores {spread:.3e} apart, \
+                 where probabilities are 0 or 1 beyond about 37 (Newton steps on leaves \
+                 of samples the model is already sure of, whose hessians are near 0, \
+                 overshoot); use a learning_rate below {}, an l2_regularization of \
+                 about 1 (not {}){subsample}",
+                round + 1,
+                params.learning_rate,
+                params.l2_regularization,
+            ),
+        )
     }
 
     /// The round's sample (`subsample` of the training rows, ascending) and the

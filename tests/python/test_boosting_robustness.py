@@ -107,6 +107,45 @@ def test_a_learning_rate_that_runs_away_is_refused_at_fit(n_classes):
     assert not hasattr(model, "_booster")
 
 
+@pytest.mark.parametrize(
+    ("binary", "learning_rate", "subsample"),
+    [(False, 1.0, 1.0), (False, 0.5, 0.5), (True, 1.0, 0.5)],
+)
+def test_leaf_values_that_run_away_are_an_error_not_a_chance_level_model(
+    binary, learning_rate, subsample
+):
+    """A large learning rate or subsample on digits drove log-odds to 1e27 within a
+    few rounds: leaves of samples the model was sure of (hessians near 0) took Newton
+    steps of thousands, and the fit returned a model no better than chance."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    if binary:
+        y = y % 2
+    settings = dict(
+        n_estimators=30,
+        image_shape=(8, 8),
+        max_features=50,
+        learning_rate=learning_rate,
+        subsample=subsample,
+        early_stopping=False,
+        random_state=0,
+    )
+    model = ManifoldObliqueGradientBoostingClassifier(**settings)
+    with pytest.raises(
+        ValueError, match=r"learning_rate: round \d+ ran away"
+    ) as caught:
+        model.fit(X, y)
+    assert ("subsample=1.0" in str(caught.value)) == (subsample < 1.0)
+    assert not hasattr(model, "_booster")
+    # The advice works: with l2_regularization=1 the scores stay where probabilities
+    # still differ and the model learns the training images.
+    model.set_params(l2_regularization=1.0).fit(X, y)
+    scores = model.decision_function(X)
+    assert np.abs(scores).max() < 100
+    assert model.score(X, y) > 0.95
+
+
 def test_targets_too_wide_for_float32_gradients_are_refused():
     """Item 2: |y| >= 1e39, finite in float64, gave all-NaN predictions silently."""
     X, y = blobs()
