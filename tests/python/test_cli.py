@@ -29,12 +29,16 @@ def _run(*args):
     )
 
 
+def _only_line(stderr):
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
 def _one_line_error(result):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
+    return _only_line(result.stderr)
 
 
 def _one_line_error_in_process(capsys, *args):
@@ -42,10 +46,7 @@ def _one_line_error_in_process(capsys, *args):
     unexpected exception fails the test as a traceback would)."""
     capsys.readouterr()
     assert main([str(arg) for arg in args]) == 1
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
+    return _only_line(capsys.readouterr().err)
 
 
 @pytest.fixture(scope="module")
