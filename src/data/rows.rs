@@ -16,6 +16,8 @@ pub struct Rows<'a, T: Clone> {
     pub n_features: usize,
     /// Per row, whether it holds a missing value; worked out on first use.
     rows_with_missing: OnceLock<Vec<bool>>,
+    /// The same values column by column; copied on first use.
+    columns: OnceLock<Vec<T>>,
 }
 
 impl<'a, T: Feature> Rows<'a, T> {
@@ -37,6 +39,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_samples,
             n_features,
             rows_with_missing: OnceLock::new(),
+            columns: OnceLock::new(),
         })
     }
 
@@ -48,6 +51,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_features,
             values: Cow::Borrowed(values),
             rows_with_missing: OnceLock::new(),
+            columns: OnceLock::new(),
         }
     }
 
@@ -163,6 +167,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_samples: self.n_samples,
             n_features: self.n_features,
             rows_with_missing: OnceLock::new(),
+            columns: OnceLock::new(),
         }
     }
 
@@ -206,6 +211,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_samples: self.n_samples,
             n_features: self.n_features,
             rows_with_missing: OnceLock::new(),
+            columns: OnceLock::new(),
         }
     }
 
@@ -225,6 +231,26 @@ impl<'a, T: Feature> Rows<'a, T> {
                 // A fold without early exit, so that the test vectorises.
                 .map(|row| row.iter().fold(false, |any, v| any | v.is_missing()))
                 .collect()
+        })
+    }
+
+    /// The values column by column, copied once on first use: column `j` is
+    /// `columns()[j * n_samples..(j + 1) * n_samples]`. Split search reads it where a
+    /// large node's atoms are single cells (see `split::cell_columns`); the copy costs
+    /// as much memory as X.
+    pub(crate) fn columns(&self) -> &[T] {
+        self.columns.get_or_init(|| {
+            let mut columns = Vec::with_capacity(self.values.len());
+            advise_huge_pages(&columns);
+            for feature in 0..self.n_features {
+                columns.extend(
+                    self.values[feature..]
+                        .iter()
+                        .step_by(self.n_features)
+                        .cloned(),
+                );
+            }
+            columns
         })
     }
 

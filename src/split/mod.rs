@@ -4,6 +4,7 @@
 //! an [`UnsupervisedCriterion`] of the projected values themselves.
 
 mod byte_runs;
+mod cell_columns;
 mod class_criteria;
 mod counted_scan;
 mod criterion;

@@ -1,4 +1,5 @@
 use super::byte_runs::ByteRuns;
+use super::cell_columns::{project_from_columns, reads_columns};
 use super::missing_sums::{rescaled_group_sums, rescaled_lane_sums, rescaled_row_sum};
 use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
@@ -60,6 +61,8 @@ pub struct NodeProjector {
     whole_weights: Vec<f32>,
     /// The projection of pooled atoms, which the paths here leave out.
     pooled: PooledColumns,
+    /// The rows of a node's samples, for projections from X's columns.
+    node_rows: Vec<u32>,
 }
 
 impl NodeProjector {
@@ -87,6 +90,11 @@ impl NodeProjector {
         out.resize(samples.len() * atoms.len(), 0.0);
         if let Some(max_whole) = T::MAX_WHOLE {
             self.mark_integer_sums(atoms, max_whole);
+            if reads_columns(rows, samples.len(), atoms, &self.integer_sums) {
+                // Byte X holds no missing cells, and no atom here pools.
+                project_from_columns(rows, row_of, samples, atoms, &mut self.node_rows, out);
+                return;
+            }
             let bytes = T::as_bytes(&[]).is_some();
             self.byte_runs.clear();
             for a in 0..atoms.len() {
