@@ -55,7 +55,7 @@ pub(super) fn project_from_columns<T: Feature>(
         node_rows.iter().all(|&row| (row as usize) < n_rows),
         "a sample's row is past the end of X"
     );
-    for (a, values) in out.chunks_exact_mut(n).take(atoms.len()).enumerate() {
+    for (a, values) in out.chunks_exact_mut(n).enumerate() {
         let atom = atoms.get(a);
         let weight = atom.weights[0] as i32;
         let column = &columns[atom.indices[0] as usize * n_rows..][..n_rows];
