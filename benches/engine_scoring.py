@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,13 +35,13 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def load_core(path: Path):
     """The ``_core`` extension at ``path``, imported under a name of its own so that it
-    lives beside this build's."""
-    package = Path(tempfile.mkdtemp()) / "morf_rs_baseline"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "_core.abi3.so").symlink_to(path.resolve())
-    sys.path.insert(0, str(package.parent))
-    spec = importlib.util.find_spec("morf_rs_baseline._core")
+    lives beside this build's and beside any other loaded this way: a package name
+    used twice would find the first build's module again."""
+    link = Path(tempfile.mkdtemp()) / "_core.abi3.so"
+    link.symlink_to(Path(path).resolve())
+    spec = importlib.util.spec_from_file_location(
+        f"morf_rs_build_{link.parent.name}._core", link
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -191,3 +191,26 @@ def test_machine_names_the_commit_the_figures_are_of(harness):
     changed = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
     commit = harness.machine()["commit"]
     assert commit == head.stdout.strip() + ("+changes" if changed else "")
+
+
+def test_load_core_gives_each_build_its_own_module(tmp_path, monkeypatch):
+    """benches' A/B of builds in one process (engine_scoring.py, contributions.py):
+    each build loaded is its own module, not the first one loaded again."""
+    from morf_rs import _core
+
+    monkeypatch.syspath_prepend(str(BENCHES))
+    spec = importlib.util.spec_from_file_location(
+        "engine_scoring", BENCHES / "engine_scoring.py"
+    )
+    engine_scoring = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(engine_scoring)
+    builds = []
+    for name in ("first", "second"):
+        build = tmp_path / name / "_core.abi3.so"
+        build.parent.mkdir()
+        build.write_bytes(Path(_core.__file__).read_bytes())
+        builds.append(build)
+    loaded = [engine_scoring.load_core(build) for build in builds]
+    assert [Path(module.__file__).resolve() for module in loaded] == builds
+    assert loaded[0] is not loaded[1]
+    assert loaded[1].Forest is not loaded[0].Forest
