@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import tempfile
+import itertools
 import time
 from pathlib import Path
 
@@ -33,15 +33,15 @@ from morf_rs import _core
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+_LOADED_BUILDS = itertools.count()
+
+
 def load_core(path: Path):
     """The ``_core`` extension at ``path``, imported under a name of its own so that it
-    lives beside this build's and beside any other loaded this way: a package name
-    used twice would find the first build's module again."""
-    link = Path(tempfile.mkdtemp()) / "_core.abi3.so"
-    link.symlink_to(Path(path).resolve())
-    spec = importlib.util.spec_from_file_location(
-        f"morf_rs_build_{link.parent.name}._core", link
-    )
+    lives beside this build's and beside any other loaded this way: a name used twice
+    would find the first build's module again."""
+    name = f"morf_rs_build_{next(_LOADED_BUILDS)}._core"
+    spec = importlib.util.spec_from_file_location(name, Path(path).resolve())
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
