@@ -37,7 +37,11 @@ class GradientBoostingClassifier(AxisAtoms, BoostingClassifier):
         Boosting rounds (scikit-learn's max_iter). A round adds one tree per class,
         or one tree for two classes and for regression.
     learning_rate : float, default=0.1
-        Shrinkage of every leaf value (> 0).
+        Shrinkage of every leaf value (> 0). A larger step can make the raw scores
+        run away where the model grows sure of its training samples (the fit then
+        raises a ValueError): on all of Fashion-MNIST with ``dictionary="images"``,
+        0.15 did by round 35 where 0.1 did not; pair a larger step with
+        l2_regularization of about 1.
     max_features : int, float, "sqrt", "log2" or None, default=1.0
         Features drawn afresh each round and tried at every node of that round's
         trees: a count (<= n_features), a fraction in (0, 1] of n_features, sqrt
