@@ -44,9 +44,9 @@ class ManifoldObliqueGradientBoostingClassifier(PatchAtoms, BoostingClassifier):
     learning_rate : float, default=0.1
         Shrinkage of every leaf value (> 0). A larger step can make the raw scores
         run away where the model grows sure of its training samples (the fit then
-        raises a ValueError): on all of Fashion-MNIST with ``dictionary="images"``,
-        0.15 did by round 35 where 0.1 did not; pair a larger step with
-        l2_regularization of about 1.
+        raises a ValueError): on all of Fashion-MNIST (the images preset of
+        ManifoldObliqueGradientBoostingClassifier), 0.15 did by round 35 where 0.1
+        did not; pair a larger step with l2_regularization of about 1.
     image_shape : tuple of int, default=None
         Shape each row of X is reshaped to (row-major); its product must be
         n_features. None means one axis of length n_features.
@@ -247,9 +247,9 @@ class SparseObliqueGradientBoostingClassifier(ObliqueAtoms, BoostingClassifier):
     learning_rate : float, default=0.1
         Shrinkage of every leaf value (> 0). A larger step can make the raw scores
         run away where the model grows sure of its training samples (the fit then
-        raises a ValueError): on all of Fashion-MNIST with ``dictionary="images"``,
-        0.15 did by round 35 where 0.1 did not; pair a larger step with
-        l2_regularization of about 1.
+        raises a ValueError): on all of Fashion-MNIST (the images preset of
+        ManifoldObliqueGradientBoostingClassifier), 0.15 did by round 35 where 0.1
+        did not; pair a larger step with l2_regularization of about 1.
     feature_combinations : float, default=1.5
         Mean number of features in an atom, in [1, 700].
     max_features : int, float, "sqrt", "log2" or None, default=1.0
