@@ -67,7 +67,7 @@ pub use data::Feature;
 pub use error::{MorfError, Result};
 pub use explain::{AtomContributions, Explain};
 pub use forest::{Forest, OutOfBag, Targets, FORMAT_VERSION, MAX_CLASSES, MAX_FEATURES};
-pub use forest::{ForestParams, MaxSamples, MAX_ESTIMATORS};
+pub use forest::{ForestParams, MaxSamples, MAX_BINS, MAX_ESTIMATORS};
 pub use isolation::{
     average_path_length, IsolationForest, IsolationParams, AUTO_MAX_SAMPLES,
     ISOLATION_FORMAT_VERSION, MAX_ISOLATION_TREES,

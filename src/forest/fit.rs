@@ -117,6 +117,7 @@ impl Forest {
                 min_weight_leaf: 0.0, // set per tree from its sample's weight
                 whole_range: exact_for(bounds.max_abs),
                 missing_values,
+                max_bins: params.max_bins,
             },
             limits: TreeLimits::new(params.max_depth, params.max_leaf_nodes),
             min_samples_split: params.min_samples_split,

@@ -21,7 +21,7 @@ use crate::tree::{Task, Tree, TreeStats};
 pub(crate) use bag::{sampling_sizes, TreeSample};
 pub use format::FORMAT_VERSION;
 pub use oob::OutOfBag;
-pub use params::{ForestParams, MaxSamples, MAX_ESTIMATORS};
+pub use params::{ForestParams, MaxSamples, MAX_BINS, MAX_ESTIMATORS};
 use scoring::ForestScoring;
 pub use targets::Targets;
 

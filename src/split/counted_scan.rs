@@ -53,12 +53,26 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         left: &mut Vec<f64>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
+        whole_offsets(values, low, span, &mut table.offsets);
+        self.scan_counted_offsets(low, span, atom, table, left, best);
+    }
+
+    /// [`Self::scan_counted`] of the values at `low` plus each sample's offset,
+    /// already in `table.offsets` (each below `span`).
+    pub(super) fn scan_counted_offsets(
+        &self,
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        left: &mut Vec<f64>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
         let criterion = self.criterion;
         let node = self.node;
         let n_entries = criterion.n_entries();
         let width = table_width(criterion);
-        let offsets = &mut table.offsets;
-        whole_offsets(values, low, span, offsets);
+        let offsets = &table.offsets;
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when its weight (always positive) is.
         let count_samples = self.min_leaf > 1;
@@ -106,7 +120,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             sums,
             width,
             counts: count_samples.then_some(&counts[..]),
-            n_samples: values.len(),
+            n_samples: offsets.len(),
             low,
         };
         self.scan_boundaries(&present, atom, left, best, side_terms);

@@ -1,8 +1,10 @@
 //! Split search: project a node's samples onto each candidate atom, order the values
-//! (sort them, or count whole values that take few distinct values), and scan for the
-//! threshold with the largest decrease of a [`SplitCriterion`], or, without labels, of
-//! an [`UnsupervisedCriterion`] of the projected values themselves.
+//! (sort them, count whole values that take few distinct values, or count them in
+//! bins), and scan for the threshold with the largest decrease of a
+//! [`SplitCriterion`], or, without labels, of an [`UnsupervisedCriterion`] of the
+//! projected values themselves.
 
+mod binned;
 mod byte_runs;
 mod cell_columns;
 mod class_criteria;

@@ -1,3 +1,4 @@
+use super::binned::{BinCounting, BinnedAtom};
 use super::counted_scan::{value_range, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
@@ -22,6 +23,13 @@ pub struct SplitRule {
     /// Whether X may hold missing values (NaN), so that projections may be missing.
     /// Without them the search never looks for missing projections.
     pub missing_values: bool,
+    /// Most bins a node's projections on one atom are counted in, equal widths over
+    /// their range at that node; thresholds are then searched between bins only.
+    /// Bins count where X has no missing values and the node holds enough samples for
+    /// counting its bins to beat ordering its values; elsewhere, and with `None`, every
+    /// threshold between distinct values is searched. Whole projections spanning at
+    /// most this many values are counted by value, exactly, as without bins.
+    pub max_bins: Option<usize>,
 }
 
 /// The best split found at a node.
@@ -140,11 +148,46 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     for atom in 0..atoms.len() {
         let values = &values[atom * n..(atom + 1) * n];
         let keys = &mut scratch.keys;
-        if !MISSING && rule.whole_range.is_some() && atoms.get(atom).has_integer_weights() {
-            let (low, high) = value_range(values.iter().copied());
+        let whole = !MISSING && rule.whole_range.is_some() && atoms.get(atom).has_integer_weights();
+        let binned = if MISSING { None } else { rule.max_bins };
+        let range = (whole || binned.is_some()).then(|| value_range(values.iter().copied()));
+        if let Some((low, high)) = range {
             if low == high {
                 continue; // constant along this atom
             }
+            if let Some(bins) = binned {
+                let width = high - low;
+                // Whole values spanning at most `bins` values are counted exactly below.
+                let in_bins = width.is_finite() && !(whole && width < bins as f32);
+                let counting = if whole_entries
+                    && bins * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
+                {
+                    Some(BinCounting::Whole)
+                } else if table_entries(bins) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+                    Some(BinCounting::Counted)
+                } else {
+                    None // too few samples: ordering them is cheaper
+                };
+                if let Some(counting) = counting.filter(|_| in_bins) {
+                    let atom = BinnedAtom {
+                        values,
+                        low,
+                        width,
+                        atom,
+                    };
+                    scan.scan_binned(
+                        atom,
+                        bins,
+                        counting,
+                        &mut scratch.by_value,
+                        &mut scratch.left,
+                        &mut best,
+                    );
+                    continue;
+                }
+            }
+        }
+        if let (true, Some((low, high))) = (whole, range) {
             // Projections are whole here unless X changed since its range was taken
             // (another thread writing it): then the tree may be wrong, but a span
             // that is NaN or too wide is sorted generally, and every offset stays

@@ -68,12 +68,25 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         table: &mut ValueTable,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
+        whole_offsets(values, low, span, &mut table.offsets);
+        self.scan_whole_offsets(low, span, atom, table, best);
+    }
+
+    /// [`Self::scan_whole_counts`] of the values at `low` plus each sample's offset,
+    /// already in `table.offsets` (each below `span`).
+    pub(super) fn scan_whole_offsets(
+        &self,
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
         let criterion = self.criterion;
         let node = self.node;
         let n_entries = criterion.n_entries();
         let n_lanes = n_entries.div_ceil(LANES);
         let stride = n_lanes * LANES;
-        whole_offsets(values, low, span, &mut table.offsets);
         table.whole_sums.clear();
         table.whole_sums.resize(span * stride, 0);
         // Presence apart, stored rather than added: runs of equal values (a background
@@ -127,7 +140,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // products below is an exact whole number (below 2^53).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
         let (mut left_squares, mut cross, mut left_weight) = (0.0f64, 0.0f64, 0.0f64);
-        let n_samples = values.len();
+        let n_samples = table.offsets.len();
         let mut left_n = 0usize;
         for (i, &offset) in order[..n_present].iter().enumerate() {
             let offset = offset as usize;

@@ -277,6 +277,11 @@ impl<C: SplitCriterion, T: Feature> Grower<'_, C, T> {
                 left_end += 1;
             }
         }
+        if left_end == 0 || left_end == n {
+            // Every search parts the samples it was given; should one not, the node
+            // stays a leaf rather than be grown again as its own child.
+            return None;
+        }
         let atom = self.atoms.get(candidate.atom);
         let atom_start = self.atom_indices.len();
         self.atom_indices.extend_from_slice(atom.indices);
@@ -319,6 +324,7 @@ mod tests {
                 min_weight_leaf: 0.0,
                 whole_range: None,
                 missing_values: false,
+                max_bins: None,
             },
             limits: TreeLimits::new(None, None),
             min_samples_split: 2,

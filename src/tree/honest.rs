@@ -82,6 +82,7 @@ mod tests {
                 min_weight_leaf: 0.0,
                 whole_range: None,
                 missing_values: false,
+                max_bins: None,
             },
             limits: TreeLimits::new(Some(3), None),
             min_samples_split: 2,

@@ -96,6 +96,7 @@ proptest! {
             min_weight_leaf: limits.min_child_weight,
             whole_range: None,
             missing_values: false,
+            max_bins: None,
         };
         let exact = crate::split::best_split(
             &limits.criterion, &rows, &local.row_of, &ids, &node, &atoms, rule,

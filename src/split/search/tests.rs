@@ -258,6 +258,7 @@ proptest! {
             min_weight_leaf: min_weight_fraction * node_weight,
             whole_range: rows.whole_range(3).filter(|_| count_whole),
             missing_values: has_missing,
+            max_bins: None,
         };
         let found = search(kind, n_classes, &rows, &local, &samples, &atoms, rule);
 
@@ -342,6 +343,7 @@ fn poisson_splits_never_leave_a_side_without_counts() {
             min_weight_leaf: 0.0,
             whole_range: rows.whole_range(3).filter(|_| rng.below(2) == 0),
             missing_values: false,
+            max_bins: None,
         };
         let kind = Kind::Poisson(n_outputs);
         let split = search(kind, 0, &rows, &local, &samples, &atoms, rule);
@@ -402,9 +404,146 @@ fn projections_that_are_not_whole_after_all_stay_inside_the_tables() {
             min_weight_leaf: 0.0,
             whole_range: Some((0.0, 2.0)),
             missing_values: rng.below(2) == 0,
+            max_bins: None,
         };
         for kind in [Kind::Gini, Kind::SquaredError(1)] {
             search(kind, 3, &rows, &local, &samples, &atoms, rule);
         }
+    }
+}
+
+/// Each value's bin as the binned search makes them: `bins` equal widths over the
+/// values' range.
+fn bins_of(values: &[f32], bins: usize) -> Vec<f32> {
+    let (low, high) = value_range(values.iter().copied());
+    let scale = bins as f32 / (high - low);
+    values
+        .iter()
+        .map(|&v| (((v - low) * scale) as u32).min(bins as u32 - 1) as f32)
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn binned_search_finds_the_best_split_between_bins(
+        n in 40usize..300,
+        n_features in 1usize..4,
+        n_classes in 1usize..4,
+        kind in 0usize..4,
+        min_samples_leaf in 1usize..4,
+        bins in 2usize..6,
+        whole_weights in any::<bool>(),
+        whole_values in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let kind = [Kind::Gini, Kind::Entropy, Kind::SquaredError(1), Kind::SquaredError(2)][kind];
+        let mut rng = crate::rng::Rng::new(seed, 0);
+        // Whole values spanning more than the bins (counted in bins, or by value where
+        // an atom spans few), or fractions (always in bins).
+        let x = Array2::from_shape_fn((n, n_features), |_| {
+            if whole_values { rng.below(12) as f32 } else { (rng.unit() * 40.0 - 20.0) as f32 }
+        });
+        let n_outputs = match kind {
+            Kind::SquaredError(k) => k,
+            _ => 0,
+        };
+        let local = LocalSamples {
+            row_of: (0..n as u32).collect(),
+            class_of: (0..n).map(|_| rng.below(n_classes) as u32).collect(),
+            // Whole weights are counted in integers, others in f64 sums.
+            weight_of: (0..n)
+                .map(|_| if whole_weights { [1.0, 2.0][rng.below(2)] } else { [0.5, 1.0, 2.5][rng.below(3)] })
+                .collect(),
+            values_of: (0..n * n_outputs).map(|_| [0.0, 1.5, -3.0, 7.25][rng.below(4)]).collect(),
+        };
+        let samples: Vec<u32> = (0..n as u32).rev().collect();
+        let rows = Rows::from_view(x.view()).unwrap();
+        let mut atoms = AtomSet::default();
+        for f in 0..n_features as u32 {
+            atoms.push_unit(&mut [f]);
+        }
+        atoms.push_pairs(&mut [(0, 2.0), ((n_features - 1) as u32, -3.0)]);
+        let rule = SplitRule {
+            min_samples_leaf,
+            min_weight_leaf: 0.0,
+            whole_range: rows.whole_range(3),
+            missing_values: false,
+            max_bins: Some(bins),
+        };
+        let found = search(kind, n_classes, &rows, &local, &samples, &atoms, rule);
+
+        let projections = |a: usize| -> Vec<f32> {
+            samples
+                .iter()
+                .map(|&s| atoms.get(a).project(rows.row(local.row_of[s as usize] as usize)))
+                .collect()
+        };
+        // Every boundary between present bins of every atom, from scratch.
+        let mut brute_best: Option<f64> = None;
+        for a in 0..atoms.len() {
+            let values = projections(a);
+            if values.iter().all(|&z| z == values[0]) {
+                continue;
+            }
+            let binned = bins_of(&values, bins);
+            for b in 0..bins - 1 {
+                if let Some(d) = decrease_at(kind, &local, &samples, &binned, rule, b as f32, false) {
+                    brute_best = Some(brute_best.map_or(d, |best: f64| best.max(d)));
+                }
+            }
+        }
+        let tolerance = |best: f64| 1e-9 * (1.0 + best.abs());
+        match (found, brute_best) {
+            (None, None) => {}
+            (Some(split), Some(best)) => {
+                let values = projections(split.atom);
+                let achieved = decrease_at(kind, &local, &samples, &values, rule, split.threshold, false)
+                    .expect("the chosen split is allowed");
+                prop_assert!((achieved - best).abs() <= tolerance(best), "achieved {achieved}, best {best}");
+                prop_assert!((split.impurity_decrease - best).abs() <= tolerance(best));
+                // The samples part at the threshold as their bins do.
+                let binned = bins_of(&values, bins);
+                let side = |left: bool| binned.iter().zip(&values).filter(move |(_, &z)| (z <= split.threshold) == left).map(|(&b, _)| b);
+                let left_top = side(true).fold(f32::NEG_INFINITY, f32::max);
+                let right_bottom = side(false).fold(f32::INFINITY, f32::min);
+                prop_assert!(left_top < right_bottom, "bins {left_top} left, {right_bottom} right");
+            }
+            (None, Some(best)) if best.abs() <= tolerance(0.0) => {}
+            (found, brute) => prop_assert!(false, "engine {found:?}, brute force {brute:?}"),
+        }
+    }
+
+    #[test]
+    fn bins_covering_every_whole_value_search_exactly(
+        n in 2usize..200,
+        n_classes in 1usize..4,
+        span in 2usize..8,
+        extra_bins in 0usize..4,
+        seed in any::<u64>(),
+    ) {
+        let mut rng = crate::rng::Rng::new(seed, 0);
+        let x = Array2::from_shape_fn((n, 3), |_| rng.below(span) as f32);
+        let local = LocalSamples {
+            row_of: (0..n as u32).collect(),
+            class_of: (0..n).map(|_| rng.below(n_classes) as u32).collect(),
+            weight_of: (0..n).map(|_| [1.0, 2.0][rng.below(2)]).collect(),
+            values_of: Vec::new(),
+        };
+        let samples: Vec<u32> = (0..n as u32).collect();
+        let rows = Rows::from_view(x.view()).unwrap();
+        let mut atoms = AtomSet::default();
+        for f in 0..3 {
+            atoms.push_unit(&mut [f]);
+        }
+        let rule = |max_bins| SplitRule {
+            min_samples_leaf: 1,
+            min_weight_leaf: 0.0,
+            whole_range: rows.whole_range(1),
+            missing_values: false,
+            max_bins,
+        };
+        let exact = search(Kind::Gini, n_classes, &rows, &local, &samples, &atoms, rule(None));
+        let binned = search(Kind::Gini, n_classes, &rows, &local, &samples, &atoms, rule(Some(span + extra_bins)));
+        prop_assert_eq!(exact, binned);
     }
 }
