@@ -98,6 +98,17 @@ class ManifoldObliqueForestClassifier(PatchAtoms, ForestClassifier):
         weighted impurity of its leaves relative to the weight of the samples that
         grew it (honest trees: the structure part, before the leaves are filled).
         0 prunes nothing.
+    max_bins : int or None, default=None
+        Count a node's projections on each candidate in at most this many bins
+        (2 to 65536) of equal width over their range at that node, and search
+        thresholds between bins only, as histogram boosters do once per fit:
+        large nodes are searched faster, and deeper nodes still split finely over
+        their own range. MORF with 32 bins fitted 10,000 Fashion-MNIST images 1.3
+        times faster at the same test accuracy; on some data bins cost accuracy
+        (the benchmarks guide has both).
+        Nodes too small for bins to pay, X with missing values, and whole-valued
+        projections spanning at most max_bins values are searched exactly. None
+        searches every threshold between distinct values.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap sample instead of the whole training set.
     oob_score : bool or callable, default=False
@@ -196,6 +207,7 @@ class ManifoldObliqueForestClassifier(PatchAtoms, ForestClassifier):
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
         ccp_alpha: float = 0.0,
+        max_bins: int | None = None,
         bootstrap: bool = True,
         oob_score: bool | Callable[[Any, Any], float] = False,
         max_samples: int | float | None = None,
@@ -223,6 +235,7 @@ class ManifoldObliqueForestClassifier(PatchAtoms, ForestClassifier):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_samples = max_samples
@@ -277,6 +290,17 @@ class SparseObliqueForestClassifier(ObliqueAtoms, ForestClassifier):
         weighted impurity of its leaves relative to the weight of the samples that
         grew it (honest trees: the structure part, before the leaves are filled).
         0 prunes nothing.
+    max_bins : int or None, default=None
+        Count a node's projections on each candidate in at most this many bins
+        (2 to 65536) of equal width over their range at that node, and search
+        thresholds between bins only, as histogram boosters do once per fit:
+        large nodes are searched faster, and deeper nodes still split finely over
+        their own range. MORF with 32 bins fitted 10,000 Fashion-MNIST images 1.3
+        times faster at the same test accuracy; on some data bins cost accuracy
+        (the benchmarks guide has both).
+        Nodes too small for bins to pay, X with missing values, and whole-valued
+        projections spanning at most max_bins values are searched exactly. None
+        searches every threshold between distinct values.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap sample instead of the whole training set.
     oob_score : bool or callable, default=False
@@ -367,6 +391,7 @@ class SparseObliqueForestClassifier(ObliqueAtoms, ForestClassifier):
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
         ccp_alpha: float = 0.0,
+        max_bins: int | None = None,
         bootstrap: bool = True,
         oob_score: bool | Callable[[Any, Any], float] = False,
         max_samples: int | float | None = None,
@@ -389,6 +414,7 @@ class SparseObliqueForestClassifier(ObliqueAtoms, ForestClassifier):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_samples = max_samples

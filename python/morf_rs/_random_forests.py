@@ -67,6 +67,17 @@ class RandomForestClassifier(AxisAtoms, ForestClassifier):
         weighted impurity of its leaves relative to the weight of the samples that
         grew it (honest trees: the structure part, before the leaves are filled).
         0 prunes nothing.
+    max_bins : int or None, default=None
+        Count a node's projections on each candidate in at most this many bins
+        (2 to 65536) of equal width over their range at that node, and search
+        thresholds between bins only, as histogram boosters do once per fit:
+        large nodes are searched faster, and deeper nodes still split finely over
+        their own range. MORF with 32 bins fitted 10,000 Fashion-MNIST images 1.3
+        times faster at the same test accuracy; on some data bins cost accuracy
+        (the benchmarks guide has both).
+        Nodes too small for bins to pay, X with missing values, and whole-valued
+        projections spanning at most max_bins values are searched exactly. None
+        searches every threshold between distinct values.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap sample instead of the whole training set.
     oob_score : bool or callable, default=False
@@ -152,6 +163,7 @@ class RandomForestClassifier(AxisAtoms, ForestClassifier):
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
         ccp_alpha: float = 0.0,
+        max_bins: int | None = None,
         bootstrap: bool = True,
         oob_score: bool | Callable[[Any, Any], float] = False,
         max_samples: int | float | None = None,
@@ -173,6 +185,7 @@ class RandomForestClassifier(AxisAtoms, ForestClassifier):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_samples = max_samples
@@ -230,6 +243,17 @@ class RandomForestRegressor(AxisAtoms, ForestRegressor):
         weighted impurity of its leaves relative to the weight of the samples that
         grew it (honest trees: the structure part, before the leaves are filled).
         0 prunes nothing.
+    max_bins : int or None, default=None
+        Count a node's projections on each candidate in at most this many bins
+        (2 to 65536) of equal width over their range at that node, and search
+        thresholds between bins only, as histogram boosters do once per fit:
+        large nodes are searched faster, and deeper nodes still split finely over
+        their own range. MORF with 32 bins fitted 10,000 Fashion-MNIST images 1.3
+        times faster at the same test accuracy; on some data bins cost accuracy
+        (the benchmarks guide has both).
+        Nodes too small for bins to pay, X with missing values, and whole-valued
+        projections spanning at most max_bins values are searched exactly. None
+        searches every threshold between distinct values.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap sample instead of the whole training set.
     oob_score : bool or callable, default=False
@@ -312,6 +336,7 @@ class RandomForestRegressor(AxisAtoms, ForestRegressor):
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
         ccp_alpha: float = 0.0,
+        max_bins: int | None = None,
         bootstrap: bool = True,
         oob_score: bool | Callable[[Any, Any], float] = False,
         max_samples: int | float | None = None,
@@ -332,6 +357,7 @@ class RandomForestRegressor(AxisAtoms, ForestRegressor):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_samples = max_samples

@@ -25,6 +25,7 @@ struct ForestInput {
     min_impurity_decrease: Option<f64>,
     max_leaf_nodes: Option<usize>,
     ccp_alpha: Option<f64>,
+    max_bins: Option<usize>,
     bootstrap: Option<bool>,
     max_samples: Option<Value>,
     honest_fraction: Option<f64>,
@@ -71,6 +72,7 @@ pub(super) fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams>
             .min_impurity_decrease
             .unwrap_or(defaults.min_impurity_decrease),
         ccp_alpha: input.ccp_alpha.unwrap_or(defaults.ccp_alpha),
+        max_bins: input.max_bins,
         bootstrap: input.bootstrap.unwrap_or(defaults.bootstrap),
         max_samples: match input.max_samples {
             None => None,
