@@ -5,13 +5,19 @@ on the same arrays and threads.
     python benches/forest_fit.py                          # Fashion 10,000, seeds 1,000
     python benches/forest_fit.py --fashion 10000 60000 --seeds 1000 2000 --turns 3
     python benches/forest_fit.py --threads 1 2 --quick    # a check, small sizes
+    python benches/forest_fit.py --max-bins 32 --accuracy-seeds 4  # binned splits too
 
 Each workload fits every model in turns, ``--turns`` times, and keeps each model's
 best wall time and best CPU time (``time.process_time``: all threads of this
 process). The speedup is the anchor's time over ours, per thread count; the thread
 scaling is our best wall time at one thread over that at two. Fashion-MNIST is its
 first ``n`` training images (float32 pixels 0..255); the seed experiments are drawn
-by ``morf_rs.datasets`` with seed 0. Writes benches/results/forest_fit.{csv,md}
+by ``morf_rs.datasets`` with seed 0. ``--max-bins B`` adds each of our forests with
+``max_bins=B`` (split search between bins) to the turns, compared with the same
+anchor. Every row gives the test accuracy of our forest and the anchor's from the
+turns' fits (seed 0; Fashion-MNIST's first 10,000 test images, or 1,000 drawn apart
+for a seed experiment), and with ``--accuracy-seeds K`` our forest's mean over seeds 0
+to K - 1, refitted after the timing. Writes benches/results/forest_fit.{csv,md}
 (``--results`` names others; ``--quick``: benches/results/quick/).
 """
 
@@ -26,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare import FASHION_PATCHES, SIMULATION_PATCHES  # noqa: E402
+from compare import FASHION_PATCHES, SIMULATION_PATCHES, TEST_SEED  # noqa: E402
 from fashion_mnist import load_fashion_mnist  # noqa: E402
 from harness import (  # noqa: E402
     best_wall_and_cpu,
@@ -45,21 +51,39 @@ def _fit(model, X, y) -> None:
     model.fit(X, y)
 
 
-def workloads(args) -> list[tuple[str, Patches, np.ndarray, np.ndarray, list[str]]]:
-    """(label, patches, X, y, forests compared) of each workload."""
+def _accuracy(model, X_test, y_test) -> float:
+    return float(np.mean(model.predict(X_test) == y_test))
+
+
+def workloads(args) -> list[tuple[str, Patches, tuple, tuple, list[str]]]:
+    """(label, patches, (X, y), (X_test, y_test), forests compared) of each
+    workload."""
     runs = []
     if args.fashion:
         X_all, y_all = load_fashion_mnist("train")
+        X_test, y_test = load_fashion_mnist("test")
+        test = (X_test[:10_000], y_test[:10_000])
         for n in args.fashion:
             forests = ["MORF", "RF"] if n in args.rf_fashion else ["MORF"]
             X, y = np.ascontiguousarray(X_all[:n]), y_all[:n]
-            runs.append((f"Fashion-MNIST {n:,}", FASHION_PATCHES, X, y, forests))
+            runs.append(
+                (f"Fashion-MNIST {n:,}", FASHION_PATCHES, (X, y), test, forests)
+            )
     from morf_rs import datasets
 
     for n in args.seeds:
         for experiment, patches in SIMULATION_PATCHES.items():
-            X, y = getattr(datasets, f"make_{experiment}")(n, random_state=0)
-            runs.append((f"{experiment} {n:,}", patches, X, y, ["MORF"]))
+            make = getattr(datasets, f"make_{experiment}")
+            test = make(1_000, random_state=TEST_SEED)
+            runs.append(
+                (
+                    f"{experiment} {n:,}",
+                    patches,
+                    make(n, random_state=0),
+                    test,
+                    ["MORF"],
+                )
+            )
     return runs
 
 
@@ -77,6 +101,17 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--trees", type=int, default=N_ESTIMATORS)
+    parser.add_argument(
+        "--max-bins",
+        type=int,
+        help="also fit our forests with this max_bins (split search between bins)",
+    )
+    parser.add_argument(
+        "--accuracy-seeds",
+        type=int,
+        default=0,
+        help="refit our forests at this many seeds for their mean test accuracy",
+    )
     parser.add_argument(
         "--results", default="forest_fit", help="benches/results/RESULTS.{csv,md}"
     )
@@ -96,23 +131,37 @@ def main() -> None:
         for m in models
         if m.library == anchors.get(m.forest) and m.forest in anchors
     }
+    # Our forests as compared: each forest as it is, and with --max-bins.
+    variants = [(forest, forest, {}) for forest in anchors]
+    if args.max_bins:
+        bins = {"max_bins": args.max_bins}
+        variants += [
+            (forest, f"{forest}, max_bins={args.max_bins}", bins) for forest in anchors
+        ]
     rows = []
-    for label, patches, X, y, forests in workloads(args):
+    for label, patches, (X, y), (X_test, y_test), forests in workloads(args):
         forests = [f for f in forests if f in anchor]
+        compared = [v for v in variants if v[0] in forests]
         walls: dict[int, dict[str, float]] = {}
         for threads in args.threads:
-            calls = {}
+            calls, fitted = {}, {}
+            for forest, name, params in compared:
+                estimator = ours[forest].build(patches, args.trees, threads, 0)
+                fitted[name] = estimator.set_params(**params)
+                calls[name] = functools.partial(_fit, fitted[name], X, y)
             for forest in forests:
-                for model in (ours[forest], anchor[forest]):
-                    estimator = model.build(patches, args.trees, threads, 0)
-                    calls[model.label] = functools.partial(_fit, estimator, X, y)
+                theirs = anchor[forest]
+                fitted[theirs.label] = theirs.build(patches, args.trees, threads, 0)
+                calls[theirs.label] = functools.partial(
+                    _fit, fitted[theirs.label], X, y
+                )
             wall, cpu = best_wall_and_cpu(calls, args.turns)
             walls[threads] = wall
-            for forest in forests:
-                mine, theirs = ours[forest].label, anchor[forest].label
+            for forest, mine, params in compared:
+                theirs = anchor[forest].label
                 row = {
                     "workload": label,
-                    "forest": forest,
+                    "forest": mine,
                     "threads": threads,
                     "ours_wall_s": wall[mine],
                     "ours_cpu_s": cpu[mine],
@@ -124,7 +173,23 @@ def main() -> None:
                     "scaling_vs_1_thread": (
                         walls[1][mine] / wall[mine] if 1 in walls else float("nan")
                     ),
+                    "ours_accuracy": _accuracy(fitted[mine], X_test, y_test),
+                    "anchor_accuracy": _accuracy(fitted[theirs], X_test, y_test),
                 }
+                if args.accuracy_seeds:
+                    row["ours_mean_accuracy"] = np.mean(
+                        [
+                            _accuracy(
+                                ours[forest]
+                                .build(patches, args.trees, max(args.threads), seed)
+                                .set_params(**params)
+                                .fit(X, y),
+                                X_test,
+                                y_test,
+                            )
+                            for seed in range(args.accuracy_seeds)
+                        ]
+                    )
                 print(row, flush=True)
                 rows.append(row)
 
@@ -132,6 +197,13 @@ def main() -> None:
         **machine(("numpy", "sklearn", "treeple", "morf_rs")),
         "command": command_line(),
         "timing": f"best of {args.turns} turns, models alternating, {args.trees} trees",
+        "accuracy": (
+            "ours_accuracy, anchor_accuracy: the timed fits (seed 0); "
+            "ours_mean_accuracy: our forest refitted at seeds 0 to "
+            f"{args.accuracy_seeds - 1}"
+            if args.accuracy_seeds
+            else "ours_accuracy, anchor_accuracy: the timed fits (seed 0)"
+        ),
     }
     write_csv(out / f"{args.results}.csv", rows)
     write_markdown(
