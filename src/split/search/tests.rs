@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use super::super::class_criteria::{Entropy, Gini};
 use super::super::criterion::{GradientHessian, LocalSamples, Poisson, SquaredError};
 use super::*;
+use crate::atoms::Atom;
 
 /// Which criterion a brute-force check computes.
 #[derive(Debug, Clone, Copy)]
@@ -125,6 +126,19 @@ fn decrease_at(
             - weighted_impurity(kind, local, &left)
             - weighted_impurity(kind, local, &right),
     )
+}
+
+/// The projections of the node's `samples` on `atom`, from scratch.
+fn projections(
+    rows: &Rows<'_, f32>,
+    local: &LocalSamples,
+    samples: &[u32],
+    atom: Atom<'_>,
+) -> Vec<f32> {
+    samples
+        .iter()
+        .map(|&s| atom.project(rows.row(local.row_of[s as usize] as usize)))
+        .collect()
 }
 
 fn search(
@@ -262,12 +276,7 @@ proptest! {
         };
         let found = search(kind, n_classes, &rows, &local, &samples, &atoms, rule);
 
-        let projections = |a: usize| -> Vec<f32> {
-            samples
-                .iter()
-                .map(|&s| atoms.get(a).project(rows.row(local.row_of[s as usize] as usize)))
-                .collect()
-        };
+        let projections = |a: usize| projections(&rows, &local, &samples, atoms.get(a));
         // Every threshold at a present value with missing values on either side,
         // and present apart from missing; no split on an atom whose present
         // values are all equal.
@@ -472,12 +481,7 @@ proptest! {
         };
         let found = search(kind, n_classes, &rows, &local, &samples, &atoms, rule);
 
-        let projections = |a: usize| -> Vec<f32> {
-            samples
-                .iter()
-                .map(|&s| atoms.get(a).project(rows.row(local.row_of[s as usize] as usize)))
-                .collect()
-        };
+        let projections = |a: usize| projections(&rows, &local, &samples, atoms.get(a));
         // Every boundary between present bins of every atom, from scratch.
         let mut brute_best: Option<f64> = None;
         for a in 0..atoms.len() {
