@@ -14,7 +14,7 @@ use super::search::SplitCandidate;
 pub(super) struct BinnedAtom<'a> {
     pub values: &'a [f32],
     pub low: f32,
-    /// `high - low` of the projections: positive and finite.
+    /// `high - low` of the projections: positive and finite, as is `bins / width`.
     pub width: f32,
     pub atom: usize,
 }
@@ -30,10 +30,14 @@ pub(super) enum BinCounting {
 
 /// The projections' bin: `0..bins`, equal widths over `low..=low + width`, never
 /// decreasing as the value grows (subtraction and a positive scale keep the order).
+/// `value` lies in the range and `scale` is finite, so the product is never NaN.
 #[inline(always)]
 fn bin_of(value: f32, low: f32, scale: f32, last: u32) -> u32 {
-    // `as` saturates: a value rounding past the range lands in an end bin.
-    (((value - low) * scale) as u32).min(last)
+    // Clamped first: a value rounding past the range lands in an end bin.
+    let bin = ((value - low) * scale).clamp(0.0, last as f32);
+    // SAFETY: `bin` is a number in `0..=last` (not NaN: see above), which `i32` holds;
+    // without the checks of `as`, the conversion runs four values at a time.
+    unsafe { bin.to_int_unchecked::<i32>() as u32 }
 }
 
 impl<C: SplitCriterion> NodeScan<'_, C> {

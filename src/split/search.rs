@@ -157,8 +157,11 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
             }
             if let Some(bins) = binned {
                 let width = high - low;
-                // Whole values spanning at most `bins` values are counted exactly below.
-                let in_bins = width.is_finite() && !(whole && width < bins as f32);
+                // Whole values spanning at most `bins` values are counted exactly below;
+                // a range too wide or too narrow for a finite scale is sorted.
+                let in_bins = (bins as f32 / width).is_finite()
+                    && width.is_finite()
+                    && !(whole && width < bins as f32);
                 let counting = if whole_entries
                     && bins * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
                 {

@@ -468,6 +468,7 @@ proptest! {
         let samples: Vec<u32> = (0..n as u32).rev().collect();
         let rows = Rows::from_view(x.view()).unwrap();
         let mut atoms = AtomSet::default();
+        atoms.clear();
         for f in 0..n_features as u32 {
             atoms.push_unit(&mut [f]);
         }
@@ -536,6 +537,7 @@ proptest! {
         let samples: Vec<u32> = (0..n as u32).collect();
         let rows = Rows::from_view(x.view()).unwrap();
         let mut atoms = AtomSet::default();
+        atoms.clear();
         for f in 0..3 {
             atoms.push_unit(&mut [f]);
         }
@@ -550,4 +552,46 @@ proptest! {
         let binned = search(Kind::Gini, n_classes, &rows, &local, &samples, &atoms, rule(Some(span + extra_bins)));
         prop_assert_eq!(exact, binned);
     }
+}
+
+#[test]
+fn a_range_too_narrow_for_bins_is_searched_as_without_them() {
+    // Two values so close that bins over their range would need an infinite scale.
+    let tiny = 2e-38f32;
+    assert!((32.0 / tiny).is_infinite());
+    let n = 64;
+    let x = Array2::from_shape_fn((n, 1), |(i, _)| if i % 2 == 0 { 0.0 } else { tiny });
+    let local = LocalSamples {
+        row_of: (0..n as u32).collect(),
+        class_of: (0..n).map(|i| (i % 2) as u32).collect(),
+        weight_of: vec![1.0; n],
+        values_of: Vec::new(),
+    };
+    let samples: Vec<u32> = (0..n as u32).collect();
+    let rows = Rows::from_view(x.view()).unwrap();
+    let mut atoms = AtomSet::default();
+    atoms.clear();
+    atoms.push_unit(&mut [0]);
+    let rule = SplitRule {
+        min_samples_leaf: 1,
+        min_weight_leaf: 0.0,
+        whole_range: rows.whole_range(1),
+        missing_values: false,
+        max_bins: Some(32),
+    };
+    let exact = search(
+        Kind::Gini,
+        2,
+        &rows,
+        &local,
+        &samples,
+        &atoms,
+        SplitRule {
+            max_bins: None,
+            ..rule
+        },
+    );
+    let binned = search(Kind::Gini, 2, &rows, &local, &samples, &atoms, rule);
+    assert!(exact.is_some_and(|split| split.threshold >= 0.0 && split.threshold < tiny));
+    assert_eq!(binned, exact);
 }
