@@ -5,7 +5,7 @@
 //! histogram boosters make once per fit, made here per node over its own range, so
 //! that deeper nodes still split finely.
 
-use super::counted_scan::ValueTable;
+use super::counted_scan::{Counting, ValueTable};
 use super::criterion::SplitCriterion;
 use super::scan::{midpoint, NodeScan};
 use super::search::SplitCandidate;
@@ -17,15 +17,6 @@ pub(super) struct BinnedAtom<'a> {
     /// `high - low` of the projections: positive and finite, as is `bins / width`.
     pub width: f32,
     pub atom: usize,
-}
-
-/// Where a binned search may count, given how the node's entries are summed.
-#[derive(Clone, Copy)]
-pub(super) enum BinCounting {
-    /// Whole amounts in integers ([`NodeScan::scan_whole_counts`]).
-    Whole,
-    /// Sums in `f64` ([`NodeScan::scan_counted`]).
-    Counted,
 }
 
 /// The projections' bin: `0..bins`, equal widths over `low..=low + width`, never
@@ -49,7 +40,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         &self,
         atom: BinnedAtom<'_>,
         bins: usize,
-        counting: BinCounting,
+        counting: Counting,
         table: &mut ValueTable,
         left: &mut Vec<f64>,
         best: &mut Option<(f64, SplitCandidate)>,
@@ -68,8 +59,8 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             .extend(values.iter().map(|&v| bin_of(v, low, scale, last)));
         // Counted as whole values from 0: bin numbers.
         match counting {
-            BinCounting::Whole => self.scan_whole_offsets(0.0, bins, atom, table, best),
-            BinCounting::Counted => self.scan_counted_offsets(0.0, bins, atom, table, left, best),
+            Counting::Whole => self.scan_whole_offsets(0.0, bins, atom, table, best),
+            Counting::Counted => self.scan_counted_offsets(0.0, bins, atom, table, left, best),
         }
         if let Some((_, candidate)) = best.as_mut() {
             if candidate.atom == atom {

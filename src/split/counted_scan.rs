@@ -31,6 +31,16 @@ pub(super) struct ValueTable {
     pub(super) whole_totals: Vec<Lanes>,
 }
 
+/// How a node's projections on an atom are counted by value (or by bin), given how the
+/// node's entries are summed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Counting {
+    /// Whole amounts in integers ([`NodeScan::scan_whole_counts`]).
+    Whole,
+    /// Sums in `f64` ([`NodeScan::scan_counted`]).
+    Counted,
+}
+
 /// Most distinct values counted: offsets below 2^23 convert from f32 by one addition.
 pub(super) const MAX_COUNTED_SPAN: usize = 1 << 23;
 

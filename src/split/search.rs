@@ -1,5 +1,5 @@
-use super::binned::{BinCounting, BinnedAtom};
-use super::counted_scan::{value_range, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
+use super::binned::BinnedAtom;
+use super::counted_scan::{value_range, Counting, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
 use super::scan::{table_width, NodeScan};
@@ -141,6 +141,16 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     // Missing values are not whole: X with them is always sorted.
     let table_entries = |span: usize| span * (table_width(criterion) + 1) * TABLE_COPIES;
     let whole_entries = counts_exactly::<C>(node, &mut scratch.by_value.whole_amounts);
+    // How `span` values (or bins) are counted on this node, if counting beats ordering.
+    let counting = |span: usize| {
+        if whole_entries && span * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n {
+            Some(Counting::Whole)
+        } else if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
+            Some(Counting::Counted)
+        } else {
+            None
+        }
+    };
     let values = &mut scratch.values;
     scratch
         .projector
@@ -162,16 +172,8 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
                 let in_bins = (bins as f32 / width).is_finite()
                     && width.is_finite()
                     && !(whole && width < bins as f32);
-                let counting = if whole_entries
-                    && bins * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
-                {
-                    Some(BinCounting::Whole)
-                } else if table_entries(bins) <= COUNTING_ENTRIES_PER_SAMPLE * n {
-                    Some(BinCounting::Counted)
-                } else {
-                    None // too few samples: ordering them is cheaper
-                };
-                if let Some(counting) = counting.filter(|_| in_bins) {
+                // Too few samples for counting: ordering them is cheaper.
+                if let Some(counting) = counting(bins).filter(|_| in_bins) {
                     let atom = BinnedAtom {
                         values,
                         low,
@@ -199,15 +201,17 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
             if width < MAX_COUNTED_SPAN as f32 {
                 let span = width as usize + 1;
                 let table = &mut scratch.by_value;
-                if whole_entries
-                    && span * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n
-                {
-                    scan.scan_whole_counts(values, low, span, atom, table, &mut best);
-                    continue;
-                }
-                if table_entries(span) <= COUNTING_ENTRIES_PER_SAMPLE * n {
-                    scan.scan_counted(values, low, span, atom, table, &mut scratch.left, &mut best);
-                    continue;
+                match counting(span) {
+                    Some(Counting::Whole) => {
+                        scan.scan_whole_counts(values, low, span, atom, table, &mut best);
+                        continue;
+                    }
+                    Some(Counting::Counted) => {
+                        let left = &mut scratch.left;
+                        scan.scan_counted(values, low, span, atom, table, left, &mut best);
+                        continue;
+                    }
+                    None => {}
                 }
                 if span <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
                     sort_whole_values(values, low, span, table, keys);
