@@ -87,8 +87,11 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let n_entries = criterion.n_entries();
         let n_lanes = n_entries.div_ceil(LANES);
         let stride = n_lanes * LANES;
+        let table_len = span * stride;
+        let n_samples = table.offsets.len();
+        let copies = table_copies(table_len, n_samples);
         table.whole_sums.clear();
-        table.whole_sums.resize(span * stride, 0);
+        table.whole_sums.resize(table_len * copies, 0);
         // Presence apart, stored rather than added: runs of equal values (a background
         // pixel) would otherwise wait on each other's read-modify-write.
         table.present.clear();
@@ -96,16 +99,20 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // Slices, not the vectors: their addresses stay in registers while bytes are
         // stored (a byte store might otherwise have changed a vector's address).
         let (sums, present) = (&mut table.whole_sums[..], &mut table.present[..]);
-        // Each sample's one entry, its class, of its whole weight (`counts_exactly`).
-        let samples = table
-            .offsets
-            .iter()
-            .zip(&node.classes)
-            .zip(&table.whole_amounts);
-        for ((&offset, &class), &amount) in samples {
-            sums[offset as usize * stride + class as usize] += amount;
-            present[offset as usize] = 1;
-        }
+        let fill = match copies {
+            4 => fill_whole_sums::<4>,
+            2 => fill_whole_sums::<2>,
+            _ => fill_whole_sums::<1>,
+        };
+        fill(
+            sums,
+            present,
+            stride,
+            &table.offsets,
+            &node.classes,
+            &table.whole_amounts,
+        );
+        let sums = &sums[..table_len];
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when a sample takes it.
         let count_samples = self.min_leaf > 1;
@@ -140,7 +147,6 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // products below is an exact whole number (below 2^53).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
         let (mut left_squares, mut cross, mut left_weight) = (0.0f64, 0.0f64, 0.0f64);
-        let n_samples = table.offsets.len();
         let mut left_n = 0usize;
         for (i, &offset) in order[..n_present].iter().enumerate() {
             let offset = offset as usize;
@@ -177,6 +183,63 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             if count_samples {
                 left_n += counts[offset] as usize;
             }
+        }
+    }
+}
+
+/// Copies of a value table filled side by side, the samples taking turns, for a table
+/// of `table_len` sums and `n_samples` samples: where consecutive samples share a value
+/// and class (binary X, few bins, a background pixel), each one's addition would wait
+/// on the one before; copies let them run together. Only where the table is small
+/// beside the node, since the copies are added together afterwards.
+fn table_copies(table_len: usize, n_samples: usize) -> usize {
+    if 4 * table_len <= n_samples {
+        4
+    } else if 2 * table_len <= n_samples {
+        2
+    } else {
+        1
+    }
+}
+
+/// Adds each sample's whole `amount` at its value (`offset`) and class in `sums`,
+/// sample `i` into copy `i % COPIES` of the table (each `sums.len() / COPIES` long),
+/// marks the values taken in `present`, then adds the copies into the first. Sums of
+/// whole numbers below 2^32: the same table in whatever order they are added.
+#[inline(always)]
+fn fill_whole_sums<const COPIES: usize>(
+    sums: &mut [u32],
+    present: &mut [u8],
+    stride: usize,
+    offsets: &[u32],
+    classes: &[u32],
+    amounts: &[u32],
+) {
+    let table_len = sums.len() / COPIES;
+    let whole_turns = offsets.len() / COPIES * COPIES;
+    let turns = offsets[..whole_turns]
+        .chunks_exact(COPIES)
+        .zip(classes[..whole_turns].chunks_exact(COPIES))
+        .zip(amounts[..whole_turns].chunks_exact(COPIES));
+    for ((offsets, classes), amounts) in turns {
+        for copy in 0..COPIES {
+            let offset = offsets[copy] as usize;
+            sums[copy * table_len + offset * stride + classes[copy] as usize] += amounts[copy];
+            present[offset] = 1;
+        }
+    }
+    let rest = offsets[whole_turns..]
+        .iter()
+        .zip(&classes[whole_turns..])
+        .zip(&amounts[whole_turns..]);
+    for ((&offset, &class), &amount) in rest {
+        sums[offset as usize * stride + class as usize] += amount;
+        present[offset as usize] = 1;
+    }
+    let (first, others) = sums.split_at_mut(table_len);
+    for copy in others.chunks_exact(table_len) {
+        for (sum, &more) in first.iter_mut().zip(copy) {
+            *sum += more;
         }
     }
 }
