@@ -95,7 +95,8 @@ impl NodeProjector {
                 project_from_columns(rows, row_of, samples, atoms, &mut self.node_rows, out);
                 return;
             }
-            let bytes = T::as_bytes(&[]).is_some();
+            // Runs serve only whole groups of rows (see `project_rows`).
+            let bytes = T::as_bytes(&[]).is_some() && samples.len() >= ROW_GROUP;
             self.byte_runs.clear();
             for a in 0..atoms.len() {
                 let in_integers = bytes && self.integer_sums[a];
@@ -386,10 +387,15 @@ impl NodeProjector {
             }
         }
         self.line_features.clear();
+        // Lines hold a power of two of cells: a shift, not a division per feature.
+        debug_assert!(cells_per_line.is_power_of_two());
+        let line_shift = cells_per_line.trailing_zeros();
+        let mut last_line = None;
         for &feature in &self.features {
-            let line = feature / cells_per_line;
-            if self.line_features.last().map(|&f| f / cells_per_line) != Some(line) {
+            let line = feature >> line_shift;
+            if last_line != Some(line) {
                 self.line_features.push(feature);
+                last_line = Some(line);
             }
         }
         self.column_of.resize(n_features, 0);
