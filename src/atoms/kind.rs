@@ -183,6 +183,24 @@ impl AtomKind {
         }
     }
 
+    /// Mean number of cells an atom reads, for the families drawn as plain patches
+    /// (patches, signed patches of their bands, mixtures of only these weighted by their
+    /// shares); `None` for the others.
+    pub(crate) fn mean_cells(&self) -> Option<f64> {
+        match self {
+            AtomKind::Patches(patches) => Some(patches.mean_cells()),
+            AtomKind::SignedPatches(signed) => {
+                Some(signed.bands as f64 * signed.patches.mean_cells())
+            }
+            AtomKind::Mixture(families) => families
+                .iter()
+                .filter(|(_, p)| *p > 0.0)
+                .map(|(family, p)| family.mean_cells().map(|cells| p * cells))
+                .sum(),
+            _ => None,
+        }
+    }
+
     /// Expected length of the runs of neighbouring features of equal weight in an
     /// atom: the reads a run costs directly, against two through running sums.
     #[doc(hidden)]
@@ -205,5 +223,27 @@ impl AtomKind {
                 .map(|(family, p)| p * family.mean_run_length())
                 .sum(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_cells_multiply_the_mean_extents_and_weigh_mixtures_by_share() {
+        let patches = Patches::new(vec![28, 28], vec![2, 2], vec![2, 9]);
+        assert_eq!(patches.mean_cells(), 2.0 * 5.5);
+        let kind = AtomKind::Patches(patches.clone());
+        assert_eq!(kind.mean_cells(), Some(11.0));
+        let signed = AtomKind::SignedPatches(SignedPatches::new(patches.clone(), 3));
+        assert_eq!(signed.mean_cells(), Some(33.0));
+        let mixture = AtomKind::Mixture(vec![(kind.clone(), 0.25), (signed, 0.75)]);
+        assert_eq!(mixture.mean_cells(), Some(0.25 * 11.0 + 0.75 * 33.0));
+        // A family of other atoms leaves the mean unknown, unless it is never drawn.
+        let with_axis =
+            |p| AtomKind::Mixture(vec![(kind.clone(), 1.0), (AtomKind::AxisAligned, p)]);
+        assert_eq!(with_axis(0.5).mean_cells(), None);
+        assert_eq!(with_axis(0.0).mean_cells(), Some(11.0));
     }
 }

@@ -64,6 +64,16 @@ impl Patches {
         }
     }
 
+    /// Mean number of cells of a patch: the product of the mean extents (drawn uniformly
+    /// and independently per axis), before clipping at a border.
+    pub fn mean_cells(&self) -> f64 {
+        self.patch_min
+            .iter()
+            .zip(&self.patch_max)
+            .map(|(&low, &high)| (low + high) as f64 / 2.0)
+            .product()
+    }
+
     /// A patch extent along `axis`, uniform in `[patch_min, patch_max]`.
     pub(super) fn draw_extent(&self, rng: &mut Rng, axis: usize) -> usize {
         rng.between(self.patch_min[axis] as i64, self.patch_max[axis] as i64) as usize

@@ -23,10 +23,19 @@ use crate::split::{
 use crate::tree::Task;
 use crate::tree::{grow_tree, GrowSettings, SearchRows, Tree, TreeLimits};
 
-/// Mean leaf depth of the first round of trees from which, when X holds whole numbers,
-/// the remaining trees search splits on a compact copy of X (its bytes, or its running
-/// sums): a copy pays off where trees are deep, so that every row is read at many levels.
-const COPY_MIN_LEAF_DEPTH: f64 = 8.0;
+/// Levels still to grow (the first round's mean leaf depth times the trees left) from
+/// which, when X holds whole numbers, the remaining trees search splits on a compact
+/// copy of X (its bytes, or its running sums): the copy reads X once, and pays off
+/// where every row will be read at many levels, deep trees or many shallow ones.
+const COPY_MIN_LEVELS: f64 = 8.0;
+
+/// Cells a node's atoms read per feature of X (atoms times their mean cells over the
+/// features) from which splits on byte-valued X are searched through running sums
+/// rather than through its bytes: atoms overlapping this much are projected from a
+/// column block of the bytes, where running sums read a run in two cells; sparser
+/// atoms read a run of bytes in one load (as the projector decides,
+/// `TERMS_PER_FEATURE_FOR_COLUMNS`).
+const RUNNING_SUMS_MIN_OVERLAP_ON_BYTES: f64 = 2.0;
 
 /// Mean run length of atoms ([`AtomKind::mean_run_length`]) from which splits are searched through running sums:
 /// a run costs two reads there instead of one per cell.
@@ -138,7 +147,17 @@ impl Forest {
         };
         let long_runs = params.atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
         // Pooled atoms read X itself: their shifts have no running-sum form.
-        let running_sums = long_runs && !params.atoms.pools() && exact_for(bounds.spread).is_some();
+        let byte_valued = holds_bytes(whole_values);
+        let overlap = params
+            .atoms
+            .mean_cells()
+            .map(|cells| n_atoms as f64 * cells / n_features as f64);
+        let bytes_are_faster = byte_valued
+            && overlap.is_some_and(|overlap| overlap < RUNNING_SUMS_MIN_OVERLAP_ON_BYTES);
+        let running_sums = long_runs
+            && !bytes_are_faster
+            && !params.atoms.pools()
+            && exact_for(bounds.spread).is_some();
         let width = task.width();
         let trees = with_threads(params.n_threads, || match params.criterion {
             Criterion::Gini => {
@@ -159,6 +178,11 @@ impl Forest {
         })?;
         Ok(Forest::from_trees(n_features, task, trees))
     }
+}
+
+/// Whether whole values within `range` (X's, if whole) all fit in a byte.
+fn holds_bytes(range: Option<(f32, f32)>) -> bool {
+    matches!(range, Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32)
 }
 
 /// The data and settings shared by every tree of one `fit`.
@@ -185,10 +209,7 @@ impl TrainingJob<'_, '_> {
         running_sums: bool,
         trees: Range<usize>,
     ) -> Result<Vec<Tree>> {
-        let byte_valued = matches!(
-            self.settings.rule.whole_range,
-            Some((low, high)) if low >= 0.0 && high <= u8::MAX as f32
-        );
+        let byte_valued = holds_bytes(self.settings.rule.whole_range);
         if !byte_valued && !running_sums {
             return self.grow_range(criterion, rows, SearchRows::direct(rows), trees);
         }
@@ -201,7 +222,8 @@ impl TrainingJob<'_, '_> {
             .map(|tree| tree.stats().mean_leaf_depth)
             .sum::<f64>()
             / grown.len() as f64;
-        grown.extend(if mean_leaf_depth < COPY_MIN_LEAF_DEPTH {
+        let levels_left = mean_leaf_depth * rest.len() as f64;
+        grown.extend(if levels_left < COPY_MIN_LEVELS {
             self.grow_range(criterion, rows, SearchRows::direct(rows), rest)
         } else if running_sums {
             match rows.running_sums() {
