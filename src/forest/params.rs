@@ -79,9 +79,9 @@ pub struct ForestParams {
     /// Most bins a node's projections on one atom are counted in, over their range at
     /// that node, so that thresholds are searched between bins only (`max_bins`, 2 to
     /// [`MAX_BINS`]): faster on large nodes, at a small cost in accuracy. `None`
-    /// searches every threshold between distinct values. Nodes too small for bins to
-    /// pay, X with missing values, and whole projections spanning at most this many
-    /// values are searched exactly.
+    /// searches every threshold between distinct values. Nodes of fewer samples than
+    /// bins or too small for bins to pay, X with missing values, and whole projections
+    /// spanning at most this many values are searched exactly.
     #[serde(default)]
     pub max_bins: Option<usize>,
     /// Draw each tree's sample with replacement (`bootstrap`); otherwise without.

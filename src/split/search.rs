@@ -168,8 +168,11 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
             if let Some(bins) = binned {
                 let width = high - low;
                 // Whole values spanning at most `bins` values are counted exactly below;
-                // a range too wide or too narrow for a finite scale is sorted.
-                let in_bins = (bins as f32 / width).is_finite()
+                // a range too wide or too narrow for a finite scale is sorted, and so
+                // are fewer samples than bins: their exact search is as short, and
+                // finer (on the seed experiments, half the accuracy bins cost).
+                let in_bins = n >= bins
+                    && (bins as f32 / width).is_finite()
                     && width.is_finite()
                     && !(whole && width < bins as f32);
                 // Too few samples for counting: ordering them is cheaper.

@@ -595,3 +595,41 @@ fn a_range_too_narrow_for_bins_is_searched_as_without_them() {
     assert!(exact.is_some_and(|split| split.threshold >= 0.0 && split.threshold < tiny));
     assert_eq!(binned, exact);
 }
+
+#[test]
+fn fewer_samples_than_bins_are_searched_exactly() {
+    // 0..=7 of one class, 8 and 100 of the other: the exact split is 7.5, where 16 bins
+    // over 0..=100 (6.25 wide) put 7 and 8 in one bin and cannot part them.
+    let values = [0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 100.0];
+    let search_copies = |copies: usize, max_bins: Option<usize>| {
+        let n = values.len() * copies;
+        let x = Array2::from_shape_fn((n, 1), |(i, _)| values[i % values.len()]);
+        let local = LocalSamples {
+            row_of: (0..n as u32).collect(),
+            class_of: (0..n)
+                .map(|i| u32::from(values[i % values.len()] >= 8.0))
+                .collect(),
+            weight_of: vec![1.0; n],
+            values_of: Vec::new(),
+        };
+        let samples: Vec<u32> = (0..n as u32).collect();
+        let rows = Rows::from_view(x.view()).unwrap();
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        atoms.push_unit(&mut [0]);
+        let rule = SplitRule {
+            min_samples_leaf: 1,
+            min_weight_leaf: 0.0,
+            whole_range: rows.whole_range(1),
+            missing_values: false,
+            max_bins,
+        };
+        search(Kind::Gini, 2, &rows, &local, &samples, &atoms, rule).map(|split| split.threshold)
+    };
+    // Ten samples, sixteen bins: the exact split.
+    assert_eq!(search_copies(1, None), Some(7.5));
+    assert_eq!(search_copies(1, Some(16)), Some(7.5));
+    // Twenty samples are counted in the bins, which part them elsewhere.
+    assert_eq!(search_copies(2, None), Some(7.5));
+    assert_ne!(search_copies(2, Some(16)), Some(7.5));
+}
