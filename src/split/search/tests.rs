@@ -554,16 +554,18 @@ proptest! {
     }
 }
 
-#[test]
-fn a_range_too_narrow_for_bins_is_searched_as_without_them() {
-    // Two values so close that bins over their range would need an infinite scale.
-    let tiny = 2e-38f32;
-    assert!((32.0 / tiny).is_infinite());
-    let n = 64;
-    let x = Array2::from_shape_fn((n, 1), |(i, _)| if i % 2 == 0 { 0.0 } else { tiny });
+/// The Gini split of samples of one feature (`values`, of two classes `classes`) on that
+/// feature's unit atom, searched with `max_bins`.
+fn split_one_feature(
+    values: &[f32],
+    classes: &[u32],
+    max_bins: Option<usize>,
+) -> Option<SplitCandidate> {
+    let n = values.len();
+    let x = Array2::from_shape_fn((n, 1), |(i, _)| values[i]);
     let local = LocalSamples {
         row_of: (0..n as u32).collect(),
-        class_of: (0..n).map(|i| (i % 2) as u32).collect(),
+        class_of: classes.to_vec(),
         weight_of: vec![1.0; n],
         values_of: Vec::new(),
     };
@@ -577,21 +579,22 @@ fn a_range_too_narrow_for_bins_is_searched_as_without_them() {
         min_weight_leaf: 0.0,
         whole_range: rows.whole_range(1),
         missing_values: false,
-        max_bins: Some(32),
+        max_bins,
     };
-    let exact = search(
-        Kind::Gini,
-        2,
-        &rows,
-        &local,
-        &samples,
-        &atoms,
-        SplitRule {
-            max_bins: None,
-            ..rule
-        },
-    );
-    let binned = search(Kind::Gini, 2, &rows, &local, &samples, &atoms, rule);
+    search(Kind::Gini, 2, &rows, &local, &samples, &atoms, rule)
+}
+
+#[test]
+fn a_range_too_narrow_for_bins_is_searched_as_without_them() {
+    // Two values so close that bins over their range would need an infinite scale.
+    let tiny = 2e-38f32;
+    assert!((32.0 / tiny).is_infinite());
+    let values: Vec<f32> = (0..64)
+        .map(|i| if i % 2 == 0 { 0.0 } else { tiny })
+        .collect();
+    let classes: Vec<u32> = (0..64).map(|i| i % 2).collect();
+    let exact = split_one_feature(&values, &classes, None);
+    let binned = split_one_feature(&values, &classes, Some(32));
     assert!(exact.is_some_and(|split| split.threshold >= 0.0 && split.threshold < tiny));
     assert_eq!(binned, exact);
 }
@@ -601,35 +604,15 @@ fn fewer_samples_than_bins_are_searched_exactly() {
     // 0..=7 of one class, 8 and 100 of the other: the exact split is 7.5, where 16 bins
     // over 0..=100 (6.25 wide) put 7 and 8 in one bin and cannot part them.
     let values = [0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 100.0];
-    let search_copies = |copies: usize, max_bins: Option<usize>| {
-        let n = values.len() * copies;
-        let x = Array2::from_shape_fn((n, 1), |(i, _)| values[i % values.len()]);
-        let local = LocalSamples {
-            row_of: (0..n as u32).collect(),
-            class_of: (0..n)
-                .map(|i| u32::from(values[i % values.len()] >= 8.0))
-                .collect(),
-            weight_of: vec![1.0; n],
-            values_of: Vec::new(),
-        };
-        let samples: Vec<u32> = (0..n as u32).collect();
-        let rows = Rows::from_view(x.view()).unwrap();
-        let mut atoms = AtomSet::default();
-        atoms.clear();
-        atoms.push_unit(&mut [0]);
-        let rule = SplitRule {
-            min_samples_leaf: 1,
-            min_weight_leaf: 0.0,
-            whole_range: rows.whole_range(1),
-            missing_values: false,
-            max_bins,
-        };
-        search(Kind::Gini, 2, &rows, &local, &samples, &atoms, rule).map(|split| split.threshold)
+    let threshold = |copies: usize, max_bins: Option<usize>| {
+        let values = values.repeat(copies);
+        let classes: Vec<u32> = values.iter().map(|&v| u32::from(v >= 8.0)).collect();
+        split_one_feature(&values, &classes, max_bins).map(|split| split.threshold)
     };
     // Ten samples, sixteen bins: the exact split.
-    assert_eq!(search_copies(1, None), Some(7.5));
-    assert_eq!(search_copies(1, Some(16)), Some(7.5));
+    assert_eq!(threshold(1, None), Some(7.5));
+    assert_eq!(threshold(1, Some(16)), Some(7.5));
     // Twenty samples are counted in the bins, which part them elsewhere.
-    assert_eq!(search_copies(2, None), Some(7.5));
-    assert_ne!(search_copies(2, Some(16)), Some(7.5));
+    assert_eq!(threshold(2, None), Some(7.5));
+    assert_ne!(threshold(2, Some(16)), Some(7.5));
 }
