@@ -146,14 +146,15 @@ impl Forest {
             counter: TreeCounter::new(control, trees.len()),
         };
         let long_runs = params.atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
-        // Pooled atoms read X itself: their shifts have no running-sum form.
-        let byte_valued = holds_bytes(whole_values);
+        // Whether the trees search X's bytes, as `grow_trees` decides it.
+        let byte_valued = holds_bytes(job.settings.rule.whole_range);
         let overlap = params
             .atoms
             .mean_cells()
             .map(|cells| n_atoms as f64 * cells / n_features as f64);
         let bytes_are_faster = byte_valued
             && overlap.is_some_and(|overlap| overlap < RUNNING_SUMS_MIN_OVERLAP_ON_BYTES);
+        // Pooled atoms read X itself: their shifts have no running-sum form.
         let running_sums = long_runs
             && !bytes_are_faster
             && !params.atoms.pools()
