@@ -14,8 +14,9 @@ pub struct Rows<'a, T: Clone> {
     pub n_samples: usize,
     /// Number of features per row.
     pub n_features: usize,
-    /// Per row, whether it holds a missing value; worked out on first use.
-    rows_with_missing: OnceLock<Vec<bool>>,
+    /// Per row, whether it holds a missing value, and whether any does; worked out on
+    /// first use.
+    rows_with_missing: OnceLock<(Vec<bool>, bool)>,
     /// The same values column by column; copied on first use.
     columns: OnceLock<Vec<T>>,
 }
@@ -225,12 +226,25 @@ impl<'a, T: Feature> Rows<'a, T> {
     /// on first use: projections take the slower path that rescales missing cells only
     /// for the rows that have one.
     pub fn rows_with_missing(&self) -> &[bool] {
+        &self.missing_rows().0
+    }
+
+    /// Whether any row holds a missing value (NaN), worked out with
+    /// [`Self::rows_with_missing`].
+    pub fn has_missing(&self) -> bool {
+        self.missing_rows().1
+    }
+
+    fn missing_rows(&self) -> &(Vec<bool>, bool) {
         self.rows_with_missing.get_or_init(|| {
-            self.values
+            let per_row: Vec<bool> = self
+                .values
                 .chunks_exact(self.n_features)
                 // A fold without early exit, so that the test vectorises.
                 .map(|row| row.iter().fold(false, |any, v| any | v.is_missing()))
-                .collect()
+                .collect();
+            let any = per_row.contains(&true);
+            (per_row, any)
         })
     }
 
@@ -288,6 +302,18 @@ mod tests {
     fn whole_range_of(values: Vec<f32>, n_features: usize) -> Option<(f32, f32)> {
         let x = Array2::from_shape_vec((values.len() / n_features, n_features), values).unwrap();
         Rows::from_view(x.view()).unwrap().whole_range(1)
+    }
+
+    #[test]
+    fn missing_values_are_found_per_row_and_in_all() {
+        let mut x = Array2::from_elem((70, 3), 1.0f32);
+        let rows = Rows::from_view(x.view()).unwrap();
+        assert!(!rows.has_missing() && !rows.rows_with_missing().contains(&true));
+        x[(66, 2)] = f32::NAN;
+        let rows = Rows::from_view(x.view()).unwrap();
+        assert!(rows.has_missing());
+        let rows_with_missing = rows.rows_with_missing();
+        assert!((0..70).all(|i| rows_with_missing[i] == (i == 66)));
     }
 
     #[test]

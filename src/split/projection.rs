@@ -38,7 +38,8 @@ const CACHE_LINE: usize = 64;
 pub struct NodeProjector {
     /// Bit per feature of X: whether an atom of the node reads it.
     read: Vec<u64>,
-    /// Distinct features the atoms read, ascending, so rows are read forwards.
+    /// Distinct features the atoms read, ascending, so rows are read forwards; listed
+    /// for the column path only.
     features: Vec<u32>,
     /// Per feature of X, its column in `block`; valid for the entries of `features`.
     column_of: Vec<u32>,
@@ -103,7 +104,8 @@ impl NodeProjector {
                 self.byte_runs
                     .push_atom(atoms.get(a), in_integers, rows.n_features);
             }
-        } else {
+        } else if rows.has_missing() {
+            // Read only for rows with a missing cell.
             self.mark_rescaled_in_pass(atoms);
         }
         if samples.len() < 2 * ROW_GROUP {
@@ -116,9 +118,10 @@ impl NodeProjector {
             return;
         }
         let cells_per_line = (CACHE_LINE / std::mem::size_of::<T>()).max(1) as u32;
-        self.collect_features(rows.n_features, atoms, cells_per_line);
+        let n_features_read = self.mark_features(rows.n_features, atoms, cells_per_line);
         let n_terms: usize = (0..atoms.len()).map(|a| atoms.get(a).indices.len()).sum();
-        if n_terms >= TERMS_PER_FEATURE_FOR_COLUMNS * self.features.len() {
+        if n_terms >= TERMS_PER_FEATURE_FOR_COLUMNS * n_features_read {
+            self.list_features(rows.n_features);
             self.project_columns(rows, row_of, samples, atoms, out);
         } else {
             self.project_rows(rows, row_of, samples, atoms, out);
@@ -161,8 +164,8 @@ impl NodeProjector {
         atoms: &AtomSet,
         out: &mut [f32],
     ) {
-        if T::MAX_WHOLE.is_some() {
-            return; // whole-valued X (bytes) has no missing cells
+        if T::MAX_WHOLE.is_some() || !rows.has_missing() {
+            return; // no missing cells: whole-valued X (bytes) has none
         }
         let n = samples.len();
         for a in 0..atoms.len() {
@@ -200,14 +203,16 @@ impl NodeProjector {
         out: &mut [f32],
     ) {
         let n = samples.len();
-        let rows_with_missing: &[bool] = match T::MAX_WHOLE {
-            None => rows.rows_with_missing(),
-            Some(_) => &[],
+        let any_missing = T::MAX_WHOLE.is_none() && rows.has_missing();
+        let rows_with_missing: &[bool] = if any_missing {
+            rows.rows_with_missing()
+        } else {
+            &[]
         };
         let mut group_rows: [&[T]; ROW_GROUP] = [&[]; ROW_GROUP];
         for group_start in (0..n).step_by(ROW_GROUP) {
             let group = &samples[group_start..n.min(group_start + ROW_GROUP)];
-            let group_has_missing = T::MAX_WHOLE.is_none()
+            let group_has_missing = any_missing
                 && group
                     .iter()
                     .any(|&sample| rows_with_missing[row_of[sample as usize] as usize]);
@@ -225,8 +230,8 @@ impl NodeProjector {
                 std::array::from_fn(|s| T::as_bytes(group_rows[s]).unwrap_or(&[]));
             if group.len() < ROW_GROUP {
                 for (s, (&row, &sample)) in group_rows.iter().zip(group).enumerate() {
-                    let row_has_missing = T::MAX_WHOLE.is_none()
-                        && rows_with_missing[row_of[sample as usize] as usize];
+                    let row_has_missing =
+                        any_missing && rows_with_missing[row_of[sample as usize] as usize];
                     for a in 0..atoms.len() {
                         let atom = atoms.get(a);
                         if atom.window.is_some() {
@@ -297,9 +302,11 @@ impl NodeProjector {
     ) {
         self.assign_columns(atoms);
         let n = samples.len();
-        let rows_with_missing: &[bool] = match T::MAX_WHOLE {
-            None => rows.rows_with_missing(),
-            Some(_) => &[],
+        let any_missing = T::MAX_WHOLE.is_none() && rows.has_missing();
+        let rows_with_missing: &[bool] = if any_missing {
+            rows.rows_with_missing()
+        } else {
+            &[]
         };
         let block = &mut self.block;
         block.resize(self.features.len() * CHUNK, 0.0);
@@ -316,7 +323,7 @@ impl NodeProjector {
                     );
                 }
                 let row_index = row_of[sample as usize] as usize;
-                chunk_has_missing |= T::MAX_WHOLE.is_none() && rows_with_missing[row_index];
+                chunk_has_missing |= any_missing && rows_with_missing[row_index];
                 let row = rows.row(row_index);
                 for (column, &feature) in block.chunks_exact_mut(CHUNK).zip(&self.features) {
                     column[s] = row[feature as usize].to_f32();
@@ -367,9 +374,10 @@ impl NodeProjector {
             .extend((0..atoms.len()).map(|a| sums_exactly_in_integers(atoms.get(a), max_whole)));
     }
 
-    /// Lists the distinct features the atoms read, ascending, and the cache lines they
-    /// touch.
-    fn collect_features(&mut self, n_features: usize, atoms: &AtomSet, cells_per_line: u32) {
+    /// Marks the features the atoms read, lists one feature per cache line they touch
+    /// (lines of `cells_per_line` cells, a power of two up to 64, from feature 0), and
+    /// gives the number of distinct features read.
+    fn mark_features(&mut self, n_features: usize, atoms: &AtomSet, cells_per_line: u32) -> usize {
         self.read.clear();
         self.read.resize(n_features.div_ceil(64), 0);
         for a in 0..atoms.len() {
@@ -377,6 +385,26 @@ impl NodeProjector {
                 self.read[feature as usize / 64] |= 1 << (feature % 64);
             }
         }
+        debug_assert!(cells_per_line.is_power_of_two() && cells_per_line <= 64);
+        self.line_features.clear();
+        let mut n_read = 0;
+        for (word_index, &word) in self.read.iter().enumerate() {
+            n_read += word.count_ones() as usize;
+            // Each line's bits in turn: its first feature read, if any.
+            let mut rest = word;
+            while rest != 0 {
+                let first = rest.trailing_zeros();
+                self.line_features.push(word_index as u32 * 64 + first);
+                let line_end = (first / cells_per_line + 1) * cells_per_line;
+                rest = u64::MAX.checked_shl(line_end).map_or(0, |kept| rest & kept);
+            }
+        }
+        n_read
+    }
+
+    /// Lists the features [`Self::mark_features`] marked, ascending, for the column
+    /// block.
+    fn list_features(&mut self, n_features: usize) {
         self.features.clear();
         for (word_index, &word) in self.read.iter().enumerate() {
             let mut bits = word;
@@ -384,18 +412,6 @@ impl NodeProjector {
                 self.features
                     .push(word_index as u32 * 64 + bits.trailing_zeros());
                 bits &= bits - 1;
-            }
-        }
-        self.line_features.clear();
-        // Lines hold a power of two of cells: a shift, not a division per feature.
-        debug_assert!(cells_per_line.is_power_of_two());
-        let line_shift = cells_per_line.trailing_zeros();
-        let mut last_line = None;
-        for &feature in &self.features {
-            let line = feature >> line_shift;
-            if last_line != Some(line) {
-                self.line_features.push(feature);
-                last_line = Some(line);
             }
         }
         self.column_of.resize(n_features, 0);

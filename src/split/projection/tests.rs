@@ -191,3 +191,18 @@ fn atoms_reading_past_the_rows_are_refused_before_any_read() {
     atoms.push_pairs(&mut [(0, 1.0), (3, 1.0)]);
     NodeProjector::default().project(&rows, &samples, &samples, &atoms, &mut Vec::new());
 }
+
+#[test]
+fn features_read_are_counted_with_one_listed_per_cache_line() {
+    let mut atoms = AtomSet::default();
+    atoms.clear();
+    atoms.push_pairs(&mut [(3, 1.0), (5, 1.0), (17, 1.0)]);
+    atoms.push_pairs(&mut [(5, 1.0), (64, 1.0), (127, 1.0), (129, 1.0)]);
+    let mut projector = NodeProjector::default();
+    assert_eq!(projector.mark_features(130, &atoms, 16), 6);
+    assert_eq!(projector.line_features, [3, 17, 64, 127, 129]);
+    assert_eq!(projector.mark_features(130, &atoms, 64), 6);
+    assert_eq!(projector.line_features, [3, 64, 129]);
+    projector.list_features(130);
+    assert_eq!(projector.features, [3, 5, 17, 64, 127, 129]);
+}
