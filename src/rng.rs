@@ -24,14 +24,16 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         debug_assert!(n > 0);
         let n = n as u64;
-        // Draws whose low half falls under 2^64 mod n would bias the result; redraw them.
-        let biased_below = n.wrapping_neg() % n;
-        loop {
-            let product = (self.0.next_u64() as u128) * (n as u128);
-            if (product as u64) >= biased_below {
-                return (product >> 64) as usize;
+        let mut product = (self.0.next_u64() as u128) * (n as u128);
+        // Draws whose low half falls under 2^64 mod n would bias the result; redraw
+        // them. That bound is below n, so only a low half under n needs its division.
+        if (product as u64) < n {
+            let biased_below = n.wrapping_neg() % n;
+            while (product as u64) < biased_below {
+                product = (self.0.next_u64() as u128) * (n as u128);
             }
         }
+        (product >> 64) as usize
     }
 
     /// Uniform integer in `[low, high]` (inclusive).
@@ -84,6 +86,24 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn draws_below_n_follow_the_rejection_rule() {
+        // The rule written out: draw, and redraw while the low half is under 2^64 mod
+        // n. n = 2^63 + 1 rejects about half of all draws.
+        for n in [1u64, 3, 10, 1000, (1 << 63) + 1, u64::MAX] {
+            let (mut rng, mut stream) = (Rng::new(7, 1), Rng::new(7, 1));
+            for _ in 0..2000 {
+                let expected = loop {
+                    let product = (stream.0.next_u64() as u128) * (n as u128);
+                    if (product as u64) >= n.wrapping_neg() % n {
+                        break (product >> 64) as u64;
+                    }
+                };
+                assert_eq!(rng.below(n as usize) as u64, expected, "n = {n}");
+            }
+        }
+    }
 
     #[test]
     fn normal_draws_have_mean_zero_and_variance_one() {
