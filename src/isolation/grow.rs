@@ -115,7 +115,7 @@ impl<T: Feature> Grower<'_, '_, T> {
                 &self.atoms,
                 &mut self.values,
             );
-            let (low, high) = value_range(self.values.iter().copied());
+            let (low, high) = value_range(&self.values);
             if low < high {
                 let drawn = low as f64 + self.rng.unit() * (high as f64 - low as f64);
                 // Rounding to float32 may reach `high`, which would send every row

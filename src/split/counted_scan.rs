@@ -212,13 +212,50 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
 }
 
 /// The smallest and largest of `values` (NaN passed over; infinite and negative
-/// infinite when there are none).
-pub(crate) fn value_range(values: impl IntoIterator<Item = f32>) -> (f32, f32) {
-    values
-        .into_iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), v| {
-            (low.min(v), high.max(v))
-        })
+/// infinite when there are none). Of zeros of both signs either may be given:
+/// projections, sums from `+0.0`, are never `-0.0`.
+pub(crate) fn value_range(values: &[f32]) -> (f32, f32) {
+    // `v < low` is false for NaN: a missing value leaves the bounds as they were.
+    let fold = |(low, high): (f32, f32), &v: &f32| {
+        (
+            if v < low { v } else { low },
+            if v > high { v } else { high },
+        )
+    };
+    let empty = (f32::INFINITY, f32::NEG_INFINITY);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let chunks = values.chunks_exact(8);
+        let rest = chunks.remainder();
+        // SAFETY: SSE is part of x86-64; each load reads 4 values inside a chunk of 8.
+        let (lows, highs) = unsafe {
+            let (mut low_a, mut high_a) = (_mm_set1_ps(empty.0), _mm_set1_ps(empty.1));
+            let (mut low_b, mut high_b) = (low_a, high_a);
+            for chunk in chunks {
+                let a = _mm_loadu_ps(chunk.as_ptr());
+                let b = _mm_loadu_ps(chunk.as_ptr().add(4));
+                // `minps(x, y)` gives `y` where `x` is NaN, as the fold above.
+                low_a = _mm_min_ps(a, low_a);
+                low_b = _mm_min_ps(b, low_b);
+                high_a = _mm_max_ps(a, high_a);
+                high_b = _mm_max_ps(b, high_b);
+            }
+            let (mut lows, mut highs) = ([0.0f32; 4], [0.0f32; 4]);
+            _mm_storeu_ps(lows.as_mut_ptr(), _mm_min_ps(low_a, low_b));
+            _mm_storeu_ps(highs.as_mut_ptr(), _mm_max_ps(high_a, high_b));
+            (lows, highs)
+        };
+        let lanes = lows
+            .iter()
+            .zip(&highs)
+            .fold(empty, |(low, high), (&l, &h)| {
+                (fold((low, high), &l).0, fold((low, high), &h).1)
+            });
+        rest.iter().fold(lanes, fold)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    values.iter().fold(empty, fold)
 }
 
 /// Writes, per whole value in `values` (all in `low..low + span`, `span` at most
@@ -243,6 +280,25 @@ pub(super) fn whole_offsets(values: &[f32], low: f32, span: usize, offsets: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn value_ranges_pass_over_missing_values_wherever_they_lie() {
+        let mut rng = crate::rng::Rng::new(5, 0);
+        for len in 0..41 {
+            for _ in 0..20 {
+                let values: Vec<f32> = (0..len)
+                    .map(|_| match rng.below(4) {
+                        0 => f32::NAN,
+                        _ => rng.unit() as f32 * 200.0 - 100.0,
+                    })
+                    .collect();
+                let present = values.iter().filter(|v| !v.is_nan());
+                let low = present.clone().copied().fold(f32::INFINITY, f32::min);
+                let high = present.copied().fold(f32::NEG_INFINITY, f32::max);
+                assert_eq!(value_range(&values), (low, high), "{values:?}");
+            }
+        }
+    }
 
     #[test]
     fn offsets_of_values_that_are_not_whole_stay_below_the_span() {

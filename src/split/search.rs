@@ -160,7 +160,7 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
         let keys = &mut scratch.keys;
         let whole = !MISSING && rule.whole_range.is_some() && atoms.get(atom).has_integer_weights();
         let binned = if MISSING { None } else { rule.max_bins };
-        let range = (whole || binned.is_some()).then(|| value_range(values.iter().copied()));
+        let range = (whole || binned.is_some()).then(|| value_range(values));
         if let Some((low, high)) = range {
             if low == high {
                 continue; // constant along this atom

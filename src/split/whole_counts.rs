@@ -323,7 +323,7 @@ mod tests {
         min_weight: f64,
     ) -> [Option<(u64, u32, u64)>; 2] {
         let scan = NodeScan::new(criterion, node, min_leaf, min_weight);
-        let (low, high) = value_range(values.iter().copied());
+        let (low, high) = value_range(values);
         let span = (high - low) as usize + 1;
         let (table, keys) = (&mut ValueTable::default(), &mut Vec::new());
         assert!(counts_exactly::<C>(node, &mut table.whole_amounts));

@@ -424,7 +424,7 @@ fn projections_that_are_not_whole_after_all_stay_inside_the_tables() {
 /// Each value's bin as the binned search makes them: `bins` equal widths over the
 /// values' range.
 fn bins_of(values: &[f32], bins: usize) -> Vec<f32> {
-    let (low, high) = value_range(values.iter().copied());
+    let (low, high) = value_range(values);
     let scale = bins as f32 / (high - low);
     values
         .iter()

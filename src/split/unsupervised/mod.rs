@@ -203,7 +203,7 @@ pub fn best_unsupervised_split<C: AtomCosts, T: Feature>(
         let values = &values[atom * n..(atom + 1) * n];
         let whole = whole_values && atoms.get(atom).has_integer_weights();
         if whole {
-            let (low, high) = value_range(values.iter().copied());
+            let (low, high) = value_range(values);
             if low == high {
                 continue; // constant along this atom
             }

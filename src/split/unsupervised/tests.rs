@@ -204,7 +204,7 @@ fn sorted_and_counted<C: AtomCosts>(
         &mut logs,
         &mut sorted,
     );
-    let (low, high) = value_range(values.iter().copied());
+    let (low, high) = value_range(values);
     let mut counted = None;
     let atom = CountedAtom {
         values,
