@@ -14,7 +14,9 @@ naming the parameter and what it accepts.
 
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
@@ -147,6 +149,25 @@ class NJobs(Constraint):
         return resolve_n_threads(value)
 
 
+# Engine seeds come from random_state the way scikit-learn draws its trees' seeds.
+_MAX_SEED = np.iinfo(np.int32).max
+
+
+def draw_seed(random_state) -> int:
+    """The engine's seed, drawn from ``random_state`` (None, an int seed or a
+    RandomState) as scikit-learn draws the seeds of its trees."""
+    if isinstance(random_state, numbers.Integral):
+        return _seed_of_int(int(random_state))
+    return int(check_random_state(random_state).randint(_MAX_SEED))
+
+
+@functools.lru_cache(maxsize=256)
+def _seed_of_int(seed: int) -> int:
+    # Seeding a RandomState fills its 624-word state, a tenth of a millisecond that
+    # repeated fits at one seed need not pay again; out of 0..2**32 - 1 it raises.
+    return int(np.random.RandomState(seed).randint(_MAX_SEED))
+
+
 @dataclass(frozen=True)
 class RandomState(Constraint):
     """None, an int seed or a numpy RandomState; kept as given (the seed is drawn
@@ -154,7 +175,10 @@ class RandomState(Constraint):
 
     def check(self, name, value, context):
         try:
-            check_random_state(value)
+            if isinstance(value, numbers.Integral):
+                _seed_of_int(int(value))
+            else:
+                check_random_state(value)
         except ValueError as error:
             raise ValueError(
                 f"{name} must be None, an int seed or a numpy.random.RandomState: "

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.utils import compute_sample_weight
 
-from morf_rs._constraints import validate_params
+from morf_rs._constraints import draw_seed, validate_params
 from morf_rs._persist import PersistThroughBytes
 from morf_rs._progress import fit_progress
 from morf_rs._swap import fit_and_swap
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from morf_rs._constraints import Constraint
 
 __all__ = ["BaseTreeEnsemble", "class_weighted"]
-
-# Engine seeds come from random_state the way scikit-learn draws its trees' seeds.
-_MAX_SEED = np.iinfo(np.int32).max
 
 
 class BaseTreeEnsemble(PersistThroughBytes, BaseEstimator):
@@ -74,7 +71,7 @@ class BaseTreeEnsemble(PersistThroughBytes, BaseEstimator):
     def _draw_seed(self):
         """The engine's seed, drawn from random_state as scikit-learn draws the
         seeds of its trees."""
-        return int(check_random_state(self.random_state).randint(_MAX_SEED))
+        return draw_seed(self.random_state)
 
     def _fit_progress(self, verbose, n_trees, n_threads, trees_per_round=None):
         """The progress reporter of a fit of ``n_trees`` trees (in rounds of

@@ -57,3 +57,14 @@ def test_a_random_state_that_cannot_seed_is_refused_before_anything_is_drawn():
     assert state.randint(10**6) == expected
     with pytest.raises(ValueError, match="random_state must be None, an int seed"):
         RandomForestClassifier(random_state="seven").fit(X, Y)
+    for seed in (-1, 2**32):
+        with pytest.raises(ValueError, match="Seed must be between 0 and 2"):
+            RandomForestClassifier(random_state=seed).fit(X, Y)
+
+
+@pytest.mark.parametrize("seed", [0, 7, np.int64(7), 2**32 - 1])
+def test_an_int_random_state_seeds_the_engine_as_scikit_learn_seeds_its_trees(seed):
+    expected = np.random.RandomState(seed).randint(np.iinfo(np.int32).max)
+    for _ in range(2):  # the second time from the cache
+        forest = RandomForestClassifier(n_estimators=2, random_state=seed).fit(X, Y)
+        assert forest._engine_params_["random_state"] == expected
