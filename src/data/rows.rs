@@ -61,7 +61,15 @@ impl<'a, T: Feature> Rows<'a, T> {
     pub fn check_values(&self) -> Result<bool> {
         let mut has_missing = false;
         match self.first_invalid(|| has_missing = true) {
-            None => Ok(has_missing),
+            None => {
+                if !has_missing {
+                    // Known now: no row need be searched for one later.
+                    let _ = self
+                        .rows_with_missing
+                        .set((vec![false; self.n_samples], false));
+                }
+                Ok(has_missing)
+            }
             Some(flat) => Err(non_finite_error(flat, self.n_features, self.values[flat])),
         }
     }
@@ -309,9 +317,12 @@ mod tests {
         let mut x = Array2::from_elem((70, 3), 1.0f32);
         let rows = Rows::from_view(x.view()).unwrap();
         assert!(!rows.has_missing() && !rows.rows_with_missing().contains(&true));
+        let rows = Rows::from_view(x.view()).unwrap();
+        assert!(!rows.check_values().unwrap() && !rows.has_missing());
+        assert_eq!(rows.rows_with_missing(), [false; 70]);
         x[(66, 2)] = f32::NAN;
         let rows = Rows::from_view(x.view()).unwrap();
-        assert!(rows.has_missing());
+        assert!(rows.check_values().unwrap() && rows.has_missing());
         let rows_with_missing = rows.rows_with_missing();
         assert!((0..70).all(|i| rows_with_missing[i] == (i == 66)));
     }
