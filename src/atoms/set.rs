@@ -77,13 +77,28 @@ impl<'a> Atom<'a> {
 
 /// The candidate atoms of one node, stored flat so that sampling allocates nothing
 /// once the buffers have grown.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct AtomSet {
     offsets: Vec<usize>,
     indices: Vec<u32>,
     weights: Vec<f32>,
     /// Per atom, its window if it is pooled.
     windows: Vec<Option<Window>>,
+    /// Per atom, whether it was pushed with every weight one ([`Self::push_unit`]).
+    unit_weights: Vec<bool>,
+}
+
+impl Default for AtomSet {
+    /// An empty set, ready for atoms to be pushed.
+    fn default() -> Self {
+        AtomSet {
+            offsets: vec![0],
+            indices: Vec::new(),
+            weights: Vec::new(),
+            windows: Vec::new(),
+            unit_weights: Vec::new(),
+        }
+    }
 }
 
 impl AtomSet {
@@ -94,6 +109,7 @@ impl AtomSet {
         self.indices.clear();
         self.weights.clear();
         self.windows.clear();
+        self.unit_weights.clear();
     }
 
     /// Appends an atom given as unsorted (index, weight) pairs with distinct indices.
@@ -106,6 +122,7 @@ impl AtomSet {
         }
         self.offsets.push(self.indices.len());
         self.windows.push(None);
+        self.unit_weights.push(false);
     }
 
     /// Appends an atom whose weights are all one.
@@ -115,6 +132,7 @@ impl AtomSet {
         self.weights.extend(std::iter::repeat_n(1.0, indices.len()));
         self.offsets.push(self.indices.len());
         self.windows.push(None);
+        self.unit_weights.push(true);
     }
 
     /// Appends a copy of `atom`, pooled or not.
@@ -123,6 +141,14 @@ impl AtomSet {
         self.weights.extend_from_slice(atom.weights);
         self.offsets.push(self.indices.len());
         self.windows.push(atom.window.copied());
+        self.unit_weights.push(false);
+    }
+
+    /// Whether atom `i` was pushed by [`Self::push_unit`], every weight one: what its
+    /// weights say is then known without reading them.
+    #[inline(always)]
+    pub(crate) fn has_unit_weights(&self, i: usize) -> bool {
+        self.unit_weights[i]
     }
 
     /// Appends the plain atom `base` pooled over `window`.
@@ -209,6 +235,7 @@ impl AtomSet {
             }
             out.offsets.push(out.indices.len());
             out.windows.push(None);
+            out.unit_weights.push(false);
         }
     }
 

@@ -370,8 +370,14 @@ impl NodeProjector {
     /// starting from `+0.0`, is never `-0.0`).
     fn mark_integer_sums(&mut self, atoms: &AtomSet, max_whole: u32) {
         self.integer_sums.clear();
-        self.integer_sums
-            .extend((0..atoms.len()).map(|a| sums_exactly_in_integers(atoms.get(a), max_whole)));
+        self.integer_sums.extend((0..atoms.len()).map(|a| {
+            let atom = atoms.get(a);
+            if atoms.has_unit_weights(a) && atom.indices.len() < UNIT_SUMS_EXACT_BELOW {
+                unit_sums_exactly_in_integers(atom.indices.len(), max_whole)
+            } else {
+                sums_exactly_in_integers(atom, max_whole)
+            }
+        }));
     }
 
     /// Marks the features the atoms read, lists one feature per cache line they touch
@@ -439,6 +445,15 @@ pub(crate) fn sums_exactly_in_integers(atom: Atom<'_>, max_whole: u32) -> bool {
     const EXACT_F32_INTEGERS: f32 = (1u32 << 24) as f32;
     let total: f32 = atom.weights.iter().map(|w| w.abs()).sum();
     atom.has_integer_weights() && total * max_whole as f32 <= EXACT_F32_INTEGERS
+}
+
+/// Below this many weights of one, their `f32` sum is their number exactly.
+const UNIT_SUMS_EXACT_BELOW: usize = 1 << 24;
+
+/// [`sums_exactly_in_integers`] for an atom of `n_cells` (below
+/// [`UNIT_SUMS_EXACT_BELOW`]) weights of one, without reading them.
+fn unit_sums_exactly_in_integers(n_cells: usize, max_whole: u32) -> bool {
+    n_cells as f32 * max_whole as f32 <= UNIT_SUMS_EXACT_BELOW as f32
 }
 
 /// `a · x` of a plain atom with whole weights summed in integers: the same value as

@@ -206,3 +206,20 @@ fn features_read_are_counted_with_one_listed_per_cache_line() {
     projector.list_features(130);
     assert_eq!(projector.features, [3, 5, 17, 64, 127, 129]);
 }
+
+#[test]
+fn unit_atoms_sum_in_integers_exactly_when_their_weights_say_so() {
+    // Around the bound `cells * max_whole <= 2^24`, reached exactly at 65,536 x 256.
+    for n_cells in [1usize, 7, 65_535, 65_536, 65_537, 65_793, 65_794] {
+        let mut atoms = AtomSet::default();
+        atoms.push_unit(&mut (0..n_cells as u32).collect::<Vec<_>>());
+        assert!(atoms.has_unit_weights(0));
+        for max_whole in [0, 1, 255, 256, 1000] {
+            assert_eq!(
+                unit_sums_exactly_in_integers(n_cells, max_whole),
+                sums_exactly_in_integers(atoms.get(0), max_whole),
+                "{n_cells} cells, values up to {max_whole}"
+            );
+        }
+    }
+}
