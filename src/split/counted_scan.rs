@@ -246,12 +246,10 @@ pub(crate) fn value_range(values: &[f32]) -> (f32, f32) {
             _mm_storeu_ps(highs.as_mut_ptr(), _mm_max_ps(high_a, high_b));
             (lows, highs)
         };
-        let lanes = lows
-            .iter()
-            .zip(&highs)
-            .fold(empty, |(low, high), (&l, &h)| {
-                (fold((low, high), &l).0, fold((low, high), &h).1)
-            });
+        let lanes = (
+            lows.iter().fold(empty, fold).0,
+            highs.iter().fold(empty, fold).1,
+        );
         rest.iter().fold(lanes, fold)
     }
     #[cfg(not(target_arch = "x86_64"))]
