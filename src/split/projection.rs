@@ -104,7 +104,7 @@ impl NodeProjector {
                 self.byte_runs
                     .push_atom(atoms.get(a), in_integers, rows.n_features);
             }
-        } else if rows.has_missing() {
+        } else if !missing_rows(rows).is_empty() {
             // Read only for rows with a missing cell.
             self.mark_rescaled_in_pass(atoms);
         }
@@ -164,8 +164,8 @@ impl NodeProjector {
         atoms: &AtomSet,
         out: &mut [f32],
     ) {
-        if T::MAX_WHOLE.is_some() || !rows.has_missing() {
-            return; // no missing cells: whole-valued X (bytes) has none
+        if missing_rows(rows).is_empty() {
+            return;
         }
         let n = samples.len();
         for a in 0..atoms.len() {
@@ -203,12 +203,8 @@ impl NodeProjector {
         out: &mut [f32],
     ) {
         let n = samples.len();
-        let any_missing = T::MAX_WHOLE.is_none() && rows.has_missing();
-        let rows_with_missing: &[bool] = if any_missing {
-            rows.rows_with_missing()
-        } else {
-            &[]
-        };
+        let rows_with_missing = missing_rows(rows);
+        let any_missing = !rows_with_missing.is_empty();
         let mut group_rows: [&[T]; ROW_GROUP] = [&[]; ROW_GROUP];
         for group_start in (0..n).step_by(ROW_GROUP) {
             let group = &samples[group_start..n.min(group_start + ROW_GROUP)];
@@ -302,12 +298,8 @@ impl NodeProjector {
     ) {
         self.assign_columns(atoms);
         let n = samples.len();
-        let any_missing = T::MAX_WHOLE.is_none() && rows.has_missing();
-        let rows_with_missing: &[bool] = if any_missing {
-            rows.rows_with_missing()
-        } else {
-            &[]
-        };
+        let rows_with_missing = missing_rows(rows);
+        let any_missing = !rows_with_missing.is_empty();
         let block = &mut self.block;
         block.resize(self.features.len() * CHUNK, 0.0);
         let mut sums = [0.0f32; CHUNK];
@@ -467,6 +459,16 @@ fn integer_sum<T: Feature>(atom: Atom<'_>, row: &[T]) -> f32 {
         sum += weight as i32 * row[index as usize].to_i32();
     }
     sum as f32
+}
+
+/// Per row of `rows`, whether it holds a missing cell; empty where none does (whole-valued
+/// X, bytes, never does), so that the paths look for missing cells only where there are.
+fn missing_rows<'r, T: Feature>(rows: &'r Rows<'_, T>) -> &'r [bool] {
+    if T::MAX_WHOLE.is_none() && rows.has_missing() {
+        rows.rows_with_missing()
+    } else {
+        &[]
+    }
 }
 
 /// Asks the cache for the lines of `row` holding `features`.
