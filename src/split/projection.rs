@@ -1,6 +1,6 @@
 use super::byte_runs::ByteRuns;
 use super::cell_columns::{project_from_columns, reads_columns};
-use super::missing_sums::{rescaled_group_sums, rescaled_lane_sums, rescaled_row_sum};
+use super::missing_sums::{rescaled_group_sums, rescaled_row_sum};
 use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
@@ -286,76 +286,6 @@ impl NodeProjector {
         }
     }
 
-    /// Chunk after chunk of samples, the features read are copied into a column block,
-    /// then each atom sums its columns across the chunk.
-    fn project_columns<T: Feature>(
-        &mut self,
-        rows: &Rows<'_, T>,
-        row_of: &[u32],
-        samples: &[u32],
-        atoms: &AtomSet,
-        out: &mut [f32],
-    ) {
-        self.assign_columns(atoms);
-        let n = samples.len();
-        let rows_with_missing = missing_rows(rows);
-        let any_missing = !rows_with_missing.is_empty();
-        let block = &mut self.block;
-        block.resize(self.features.len() * CHUNK, 0.0);
-        let mut sums = [0.0f32; CHUNK];
-        for chunk_start in (0..n).step_by(CHUNK) {
-            let chunk = &samples[chunk_start..n.min(chunk_start + CHUNK)];
-            let m = chunk.len();
-            let mut chunk_has_missing = false;
-            for (s, &sample) in chunk.iter().enumerate() {
-                if let Some(&ahead) = samples.get(chunk_start + s + PREFETCH_DISTANCE) {
-                    prefetch(
-                        rows.row(row_of[ahead as usize] as usize),
-                        &self.line_features,
-                    );
-                }
-                let row_index = row_of[sample as usize] as usize;
-                chunk_has_missing |= any_missing && rows_with_missing[row_index];
-                let row = rows.row(row_index);
-                for (column, &feature) in block.chunks_exact_mut(CHUNK).zip(&self.features) {
-                    column[s] = row[feature as usize].to_f32();
-                }
-            }
-            let mut term = 0;
-            for a in 0..atoms.len() {
-                let atom = atoms.get(a);
-                let weights = atom.weights;
-                let columns = &self.term_columns[term..term + weights.len()];
-                term += weights.len();
-                if atom.window.is_some() {
-                    continue;
-                }
-                if chunk_has_missing && self.rescaled_in_pass[a] {
-                    let whole = self.whole_weights[a];
-                    for lanes in (0..m).step_by(LANE_GROUP) {
-                        let lane_sums = rescaled_lane_sums(block, columns, weights, lanes, whole);
-                        sums[lanes..lanes + LANE_GROUP].copy_from_slice(&lane_sums);
-                    }
-                    out[a * n + chunk_start..][..m].copy_from_slice(&sums[..m]);
-                    continue;
-                }
-                // A few lanes at a time over all terms, so that their sums stay in
-                // registers; lanes past `m` add stale cells and are not read.
-                for lanes in (0..m).step_by(LANE_GROUP) {
-                    let mut lane_sums = [0.0f32; LANE_GROUP];
-                    for (&column, &weight) in columns.iter().zip(weights) {
-                        let cells = &block[column as usize * CHUNK + lanes..][..LANE_GROUP];
-                        for (sum, &cell) in lane_sums.iter_mut().zip(cells) {
-                            *sum += weight * cell;
-                        }
-                    }
-                    sums[lanes..lanes + LANE_GROUP].copy_from_slice(&lane_sums);
-                }
-                out[a * n + chunk_start..][..m].copy_from_slice(&sums[..m]);
-            }
-        }
-    }
-
     /// Marks the atoms whose sums over values in `0..=max_whole` may be taken in
     /// integers: whole weights with `max_whole * sum |w| <= 2^24`, so that every partial
     /// sum in index order is a whole number `f32` holds exactly (and the float sum,
@@ -398,34 +328,6 @@ impl NodeProjector {
             }
         }
         n_read
-    }
-
-    /// Lists the features [`Self::mark_features`] marked, ascending, for the column
-    /// block.
-    fn list_features(&mut self, n_features: usize) {
-        self.features.clear();
-        for (word_index, &word) in self.read.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                self.features
-                    .push(word_index as u32 * 64 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        }
-        self.column_of.resize(n_features, 0);
-    }
-
-    /// Gives each distinct feature a column of the block, and each atom term its column.
-    fn assign_columns(&mut self, atoms: &AtomSet) {
-        for (column, &feature) in self.features.iter().enumerate() {
-            self.column_of[feature as usize] = column as u32;
-        }
-        self.term_columns.clear();
-        for a in 0..atoms.len() {
-            let indices = atoms.get(a).indices;
-            self.term_columns
-                .extend(indices.iter().map(|&f| self.column_of[f as usize]));
-        }
     }
 }
 
@@ -486,5 +388,6 @@ fn prefetch<T>(row: &[T], features: &[u32]) {
     let _ = (row, features);
 }
 
+mod column_block;
 #[cfg(test)]
 mod tests;
