@@ -61,8 +61,16 @@ impl Placer {
             rng.choose_into_prefix(pool, extent);
             cells.extend(pool[..extent].iter().enumerate().map(|(i, &p)| cell(p, i)));
         } else if self.wrap[axis] {
-            let start = rng.below(length);
-            cells.extend((0..extent).map(|i| cell((start + i) % length, i)));
+            // Stepped round the axis rather than taken modulo its length, which cost a
+            // division a cell.
+            let mut position = rng.below(length);
+            for i in 0..extent {
+                cells.push(cell(position, i));
+                position += 1;
+                if position == length {
+                    position = 0;
+                }
+            }
         } else {
             // Starting as far left as 1 - extent gives the edge cells the same chance
             // of being covered as the middle ones. The run always meets the axis, so no
