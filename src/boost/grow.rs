@@ -78,16 +78,21 @@ struct Pass {
     built_node: GrowingNode,
     scan_built: bool,
     derived_node: Option<GrowingNode>,
-    /// Whether `built_node` holds every position in order (the root).
-    all_positions: bool,
+    /// Whether `built`'s histograms are summed already (the root's, built with the
+    /// other outputs' roots by [`super::roots`]).
+    histograms_ready: bool,
 }
 
 /// Grows one tree on the round's binned atoms with per-position gradients `g` and
-/// hessians `h`, and writes each position's leaf value (shrunk) into `values`.
+/// hessians `h`, whose root histograms (one slot per atom) are `root`, and writes each
+/// position's leaf value (shrunk) into `values`. `root` is left holding a buffer of as
+/// many slots, for the next round's.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grow_tree(
     binned: &BinnedAtoms,
     g: &[f32],
     h: &[f32],
+    root_histograms: &mut Vec<Slot>,
     settings: &BoostTreeSettings,
     scratch: &mut GrowScratch,
     values: &mut Vec<f64>,
@@ -111,11 +116,12 @@ pub(crate) fn grow_tree(
     scratch.nodes.push(root);
     if may_split(&root, settings) {
         let id = scratch.histograms.take();
+        scratch.histograms.swap(id, root_histograms);
         let pass = Pass {
             built_node: root,
             scan_built: true,
             derived_node: None,
-            all_positions: true,
+            histograms_ready: true,
         };
         let buffer = scratch.histograms.get_mut(id);
         let (split, _) = run_pass(binned, settings, pass, buffer, None, g, h, &[]);
@@ -249,7 +255,7 @@ fn split_node(
             built_node: small,
             scan_built: small_splits,
             derived_node: Some(large),
-            all_positions: false,
+            histograms_ready: false,
         };
         let (small_split, large_split) = run_pass(
             binned,
@@ -276,7 +282,7 @@ fn split_node(
             built_node: small,
             scan_built: true,
             derived_node: None,
-            all_positions: false,
+            histograms_ready: false,
         };
         let (small_split, _) = run_pass(
             binned,
@@ -295,8 +301,8 @@ fn split_node(
 
 /// Runs `pass` on the histograms `built` and `derived` (the parent's), in parallel
 /// over groups of atoms: the best split of the built and of the derived node. The
-/// built node's samples are `positions` (unused for the root, which holds them all)
-/// with gradients `g` and hessians `h` in that order.
+/// built node's samples are `positions` with gradients `g` and hessians `h` in that
+/// order (unused where its histograms are ready).
 #[allow(clippy::too_many_arguments)]
 fn run_pass(
     binned: &BinnedAtoms,
@@ -317,15 +323,10 @@ fn run_pass(
             n_bins[i] = binned.n_bins(a);
         }
         let len = atoms.len();
-        let samples = if pass.all_positions {
-            Samples::All {
-                counts: binned.counts(task),
-            }
-        } else {
-            Samples::At(positions)
-        };
-        let words = binned.group(task);
-        build(built, &n_bins[..len], words, samples, g, h);
+        if !pass.histograms_ready {
+            let words = binned.group(task);
+            build(built, &n_bins[..len], words, Samples::At(positions), g, h);
+        }
         let missing = binned.missing_bin(atoms.start).is_some();
         let mut best = (None, None);
         if pass.scan_built {

@@ -37,6 +37,7 @@ mod inspect;
 mod loss;
 mod model;
 mod params;
+mod roots;
 mod rounds;
 mod score;
 mod split;

@@ -12,6 +12,7 @@ use super::grow::{grow_tree, BoostTreeSettings, GrowScratch};
 use super::loss::{BoostTargets, Loss, Sampled, RUNAWAY_SPREAD};
 use super::model::{add_largest_leaf_values, tree_value, Booster};
 use super::params::BoostParams;
+use super::roots::RootHistograms;
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 use crate::error::{invalid, try_filled, MorfError, Result};
@@ -107,6 +108,7 @@ impl Training<'_> {
         let counter = TreeCounter::new(control, (self.params.n_estimators - first_round) * k_out);
         let mut sampler = self.params.atoms.sampler(self.n_features);
         let mut binned = BinnedAtoms::default();
+        let mut roots = RootHistograms::default();
         let scratches = Mutex::new(Vec::<GrowScratch>::new());
         let (mut round_rows, mut left_out) = (Vec::new(), Vec::new());
         for round in first_round..self.params.n_estimators {
@@ -135,10 +137,13 @@ impl Training<'_> {
                 &mut stream(EDGES_STREAM),
             );
 
+            roots.build(&binned, &gradients, &hessians);
+
             let trees: Vec<Tree> = values
                 .par_iter_mut()
+                .zip(roots.per_output_mut().par_iter_mut())
                 .zip(gradients.par_iter().zip(hessians.par_iter()))
-                .map(|(values, (g, h))| {
+                .map(|((values, root), (g, h))| {
                     let mut scratch = scratches
                         .lock()
                         .expect("no panics")
@@ -148,6 +153,7 @@ impl Training<'_> {
                         &binned,
                         g,
                         h,
+                        root,
                         &self.tree_settings,
                         &mut scratch,
                         values,
