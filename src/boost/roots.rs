@@ -14,6 +14,8 @@ use super::histogram::{build, build_root_pair, Bin, Samples, Slot, SLOT};
 #[derive(Debug, Default)]
 pub(crate) struct RootHistograms {
     per_output: Vec<Vec<Slot>>,
+    /// Outputs of the last build: the first of `per_output`.
+    n_outputs: usize,
 }
 
 /// One parallel task: a group of atoms for one output, or for two.
@@ -38,13 +40,16 @@ impl RootHistograms {
     /// groups of atoms and pairs of outputs; the sums do not depend on either.
     pub fn build(&mut self, binned: &BinnedAtoms, gradients: &[Vec<f32>], hessians: &[Vec<f32>]) {
         let n_atoms = binned.n_atoms();
-        self.per_output.resize_with(gradients.len(), Vec::new);
-        for slots in &mut self.per_output {
+        // Kept at the largest batch, so that a smaller last batch frees nothing.
+        self.n_outputs = gradients.len();
+        if self.per_output.len() < self.n_outputs {
+            self.per_output.resize_with(self.n_outputs, Vec::new);
+        }
+        for slots in &mut self.per_output[..self.n_outputs] {
             slots.resize(n_atoms, [Bin::default(); SLOT]);
         }
         let mut tasks = Vec::new();
-        let pairs = self
-            .per_output
+        let pairs = self.per_output[..self.n_outputs]
             .chunks_mut(2)
             .zip(gradients.chunks(2).zip(hessians.chunks(2)));
         for (outputs, (g, h)) in pairs {
@@ -93,6 +98,6 @@ impl RootHistograms {
 
     /// Each output's root histograms (one slot per atom), for its tree to take.
     pub fn per_output_mut(&mut self) -> &mut [Vec<Slot>] {
-        &mut self.per_output
+        &mut self.per_output[..self.n_outputs]
     }
 }

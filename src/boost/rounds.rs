@@ -21,6 +21,11 @@ use crate::runtime::control::{check_cancel, TreeCounter};
 use crate::runtime::FitControl;
 use crate::tree::Tree;
 
+/// Outputs (classes) whose trees grow together from root histograms built together:
+/// enough trees for the threads to share, and an even number, as roots are built two
+/// outputs at a time.
+const OUTPUTS_PER_BATCH: usize = 16;
+
 /// Random streams of round `r` are `ROUND_STREAMS * r + offset`, one offset per use.
 const ROUND_STREAMS: u64 = 4;
 const ROWS_STREAM: u64 = 0;
@@ -137,33 +142,40 @@ impl Training<'_> {
                 &mut stream(EDGES_STREAM),
             );
 
-            roots.build(&binned, &gradients, &hessians);
-
-            let trees: Vec<Tree> = values
-                .par_iter_mut()
-                .zip(roots.per_output_mut().par_iter_mut())
-                .zip(gradients.par_iter().zip(hessians.par_iter()))
-                .map(|((values, root), (g, h))| {
-                    let mut scratch = scratches
-                        .lock()
-                        .expect("no panics")
-                        .pop()
-                        .unwrap_or_default();
-                    let tree = grow_tree(
-                        &binned,
-                        g,
-                        h,
-                        root,
-                        &self.tree_settings,
-                        &mut scratch,
-                        values,
-                        cancel,
-                    );
-                    scratches.lock().expect("no panics").push(scratch);
-                    counter.tree_done();
-                    tree
-                })
-                .collect();
+            // Outputs a batch at a time, so that the root histograms held at once do
+            // not grow with the number of classes.
+            let mut trees: Vec<Tree> = Vec::with_capacity(k_out);
+            for batch in (0..k_out).step_by(OUTPUTS_PER_BATCH) {
+                let batch = batch..(batch + OUTPUTS_PER_BATCH).min(k_out);
+                let (g, h) = (&gradients[batch.clone()], &hessians[batch.clone()]);
+                roots.build(&binned, g, h);
+                let grown: Vec<Tree> = values[batch]
+                    .par_iter_mut()
+                    .zip(roots.per_output_mut().par_iter_mut())
+                    .zip(g.par_iter().zip(h.par_iter()))
+                    .map(|((values, root), (g, h))| {
+                        let mut scratch = scratches
+                            .lock()
+                            .expect("no panics")
+                            .pop()
+                            .unwrap_or_default();
+                        let tree = grow_tree(
+                            &binned,
+                            g,
+                            h,
+                            root,
+                            &self.tree_settings,
+                            &mut scratch,
+                            values,
+                            cancel,
+                        );
+                        scratches.lock().expect("no panics").push(scratch);
+                        counter.tree_done();
+                        tree
+                    })
+                    .collect();
+                trees.extend(grown);
+            }
             check_cancel(cancel)?;
             add_largest_leaf_values(&mut bounds, &trees);
             if !bounds.iter().all(|b| b.is_finite()) {

@@ -94,6 +94,25 @@ def test_two_classes_take_one_tree_per_round_and_a_log_odds():
     )
 
 
+def test_many_classes_each_grow_trees_on_their_own_gradients():
+    # 37 classes: the trees of a round grow sixteen classes at a time, the last
+    # batch holding an odd class whose root is built alone. Class c is marked by
+    # feature c alone, so each class's score must follow its own feature.
+    rng = np.random.default_rng(0)
+    n_classes, per_class = 37, 12
+    y = np.repeat(np.arange(n_classes), per_class)
+    X = rng.normal(size=(len(y), n_classes))
+    X[np.arange(len(y)), y] += 6.0
+    clf = GradientBoostingClassifier(
+        n_estimators=4, min_samples_leaf=2, random_state=0
+    ).fit(X, y)
+    scores = clf.decision_function(X)
+    recall = [(clf.predict(X[y == c]) == c).mean() for c in range(n_classes)]
+    assert min(recall) >= 0.9, recall
+    follows = [np.corrcoef(scores[:, c], X[:, c])[0, 1] for c in range(n_classes)]
+    assert min(follows) > 0.5, follows
+
+
 @pytest.mark.parametrize("cls", REGRESSORS)
 def test_regressors_learn_a_smooth_target(cls):
     rng = np.random.default_rng(2)
