@@ -84,9 +84,9 @@ struct Pass {
 }
 
 /// Grows one tree on the round's binned atoms with per-position gradients `g` and
-/// hessians `h`, whose root histograms (one slot per atom) are `root`, and writes each
-/// position's leaf value (shrunk) into `values`. `root` is left holding a buffer of as
-/// many slots, for the next round's.
+/// hessians `h`, whose root histograms (one slot per atom) are `root_histograms`, and
+/// writes each position's leaf value (shrunk) into `values`. `root_histograms` is left
+/// holding a buffer of as many slots, for the next round's.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grow_tree(
     binned: &BinnedAtoms,

@@ -13,6 +13,7 @@
 //! as under [`MissingCells::AnyCellMissing`](crate::atoms::MissingCells). Under
 //! the rescaling rule the projector recomputes the values that came out missing.
 
+use super::projection::list_marked;
 use crate::atoms::{fold, start, Atom, AtomSet, MissingCells, Reduce};
 use crate::data::{Feature, Rows};
 use crate::scoring::has_avx2;
@@ -137,14 +138,7 @@ impl PooledColumns {
             return;
         }
         self.features.clear();
-        for (word_index, &word) in self.read.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                self.features
-                    .push(word_index as u32 * 64 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        }
+        list_marked(&self.read, &mut self.features);
         for (column, &feature) in self.features.iter().enumerate() {
             self.column_of[feature as usize] = column as u32;
         }

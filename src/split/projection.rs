@@ -331,6 +331,18 @@ impl NodeProjector {
     }
 }
 
+/// Appends the features marked in `read` (bit `f % 64` of word `f / 64` for feature
+/// `f`) to `out`, ascending.
+pub(super) fn list_marked(read: &[u64], out: &mut Vec<u32>) {
+    for (word_index, &word) in read.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            out.push(word_index as u32 * 64 + bits.trailing_zeros());
+            bits &= bits - 1;
+        }
+    }
+}
+
 /// Whether `atom`'s sums over values in `0..=max_whole` are whole numbers that `f32`
 /// holds exactly at every partial sum: whole weights with `max_whole * sum |w| <= 2^24`.
 /// Its projections are then the same summed in integers, and each is a whole number

@@ -2,7 +2,9 @@
 //! atoms read are copied into a column-major block, so that each atom term becomes one
 //! multiply-add across the chunk.
 
-use super::{missing_rows, prefetch, NodeProjector, CHUNK, LANE_GROUP, PREFETCH_DISTANCE};
+use super::{
+    list_marked, missing_rows, prefetch, NodeProjector, CHUNK, LANE_GROUP, PREFETCH_DISTANCE,
+};
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 use crate::split::missing_sums::rescaled_lane_sums;
@@ -100,14 +102,7 @@ impl NodeProjector {
     /// block.
     pub(super) fn list_features(&mut self, n_features: usize) {
         self.features.clear();
-        for (word_index, &word) in self.read.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                self.features
-                    .push(word_index as u32 * 64 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        }
+        list_marked(&self.read, &mut self.features);
         self.column_of.resize(n_features, 0);
     }
 
