@@ -220,7 +220,7 @@ mod tests {
                 .all(|&w| w >= 1.0 && w <= peak as f32 && w.trunc() == w));
             let rows: Vec<u32> = atom.indices.iter().map(|i| i / 30).collect();
             let (top, bottom) = (rows[0], *rows.last().unwrap());
-            if bottom - top == 2 && atom.indices.len() % 3 == 0 {
+            if bottom - top == 2 && atom.indices.len().is_multiple_of(3) {
                 // Three full rows: the middle row weighs twice the outer ones.
                 let width = atom.indices.len() / 3;
                 let (first, middle) = (&atom.weights[..width], &atom.weights[width..2 * width]);

@@ -73,7 +73,7 @@ impl Booster {
             && model.baseline.len() == n_outputs
             && model.baseline.iter().all(|b| b.is_finite())
             && !model.trees.is_empty()
-            && model.trees.len() % n_outputs == 0
+            && model.trees.len().is_multiple_of(n_outputs)
             && model.train_loss.len() <= model.n_rounds() + 1
             && model.validation_loss.len() <= model.n_rounds() + 1;
         if !consistent {

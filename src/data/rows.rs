@@ -46,7 +46,7 @@ impl<'a, T: Feature> Rows<'a, T> {
 
     /// Rows held in `values`, `n_features` per row (`values` must hold whole rows).
     pub(crate) fn from_slice(values: &'a [T], n_features: usize) -> Self {
-        debug_assert!(n_features > 0 && values.len() % n_features == 0);
+        debug_assert!(n_features > 0 && values.len().is_multiple_of(n_features));
         Rows {
             n_samples: values.len() / n_features,
             n_features,

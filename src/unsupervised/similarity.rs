@@ -126,7 +126,7 @@ pub(crate) fn condensed_distances_from_leaves<L: Copy + Ord + Sync>(
     let groups = leaf_groups(leaves, n_threads)?;
     let n = leaves.nrows();
     // `n (n - 1) / 2` pairs, as a product of whole numbers.
-    let (halved, other) = if n % 2 == 0 {
+    let (halved, other) = if n.is_multiple_of(2) {
         (n / 2, n - 1)
     } else {
         ((n - 1) / 2, n)
