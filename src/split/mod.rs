@@ -13,6 +13,7 @@ mod criterion;
 mod missing_sums;
 mod pooled_columns;
 mod projection;
+mod rank_sort;
 mod scan;
 mod search;
 mod sort;

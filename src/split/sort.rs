@@ -1,6 +1,7 @@
 //! Sorting the (value key, sample) pairs of a node: the step that dominates split search.
 
 use super::counted_scan::{whole_offsets, ValueTable};
+use super::rank_sort::{rank_sort_available, sort_by_rank, RANK_SORT_MAX_LEN};
 use super::scan::{position_key, position_key_or_missing};
 
 /// Maps a projected value to an integer with the same order, so that (value, sample)
@@ -37,7 +38,10 @@ const RADIX_MIN_LEN: usize = 768;
 /// sample's position) come out in the order `keys.sort_unstable()` gives, whichever
 /// sort runs, so every caller's result is the same for any length.
 pub fn sort_by_value(keys: &mut [u64], scratch: &mut Vec<u64>) {
-    if keys.len() < RADIX_MIN_LEN {
+    if keys.len() <= RANK_SORT_MAX_LEN && rank_sort_available() {
+        // SAFETY: the processor has the instructions (checked just now).
+        unsafe { sort_by_rank(keys, scratch) };
+    } else if keys.len() < RADIX_MIN_LEN {
         keys.sort_unstable();
     } else {
         radix_sort_high_half(keys, scratch);
