@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the kernels: projecting a node on its atoms (directly and
 //! through running sums), split search at several node sizes (sorted, counted, and with
-//! missing values), and batch scoring. `cargo bench --bench kernels --features
+//! missing values), sorting a node's keys, and batch scoring. `cargo bench --bench kernels --features
 //! bench-internals`.
 
 use std::hint::black_box;
@@ -8,8 +8,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use morf_rs::atoms::{AtomKind, AtomSet, Patches};
 use morf_rs::internals::{
-    best_split, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson, Rows, RunningSums,
-    SplitCriterion, SplitRule, SplitScratch, SquaredError,
+    best_split, sort_by_value, sort_key, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson,
+    Rows, RunningSums, SplitCriterion, SplitRule, SplitScratch, SquaredError,
 };
 use morf_rs::rng::Rng;
 use morf_rs::{Forest, ForestParams, MaxFeatures, ScoreOptions};
@@ -106,6 +106,7 @@ fn split_search(c: &mut Criterion) {
             min_weight_leaf: 0.0,
             whole_range: rows.whole_range(1),
             missing_values: rows.check_values().unwrap(),
+            max_bins: None,
         };
         for n in [100usize, 1_000, 10_000] {
             let local = LocalSamples {
@@ -178,6 +179,49 @@ fn split_search(c: &mut Criterion) {
     group.finish();
 }
 
+/// A node's sort keys as split search makes them: the key of a float projection (here a
+/// sum of three uniform values, as a patch of noise gives) over the sample's position.
+fn sort_keys(n: usize, rng: &mut Rng) -> Vec<u64> {
+    (0..n)
+        .map(|position| {
+            let value = (rng.unit() + rng.unit() + rng.unit()) as f32;
+            (sort_key(value) as u64) << 32 | position as u64
+        })
+        .collect()
+}
+
+fn sorting(c: &mut Criterion) {
+    let mut rng = Rng::new(5, 0);
+    let mut group = c.benchmark_group("sort_keys");
+    for n in [16usize, 64, 128, 256, 700, 2_000] {
+        // Many arrays a batch, so that each timed call sorts unsorted keys.
+        let arrays: Vec<Vec<u64>> = (0..20_000 / n + 1)
+            .map(|_| sort_keys(n, &mut rng))
+            .collect();
+        group.throughput(Throughput::Elements((n * arrays.len()) as u64));
+        let mut scratch = Vec::new();
+        group.bench_with_input(BenchmarkId::new("sort_by_value", n), &n, |b, _| {
+            b.iter_batched_ref(
+                || arrays.clone(),
+                |arrays| {
+                    for keys in arrays.iter_mut() {
+                        sort_by_value(keys, &mut scratch);
+                    }
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        group.bench_with_input(BenchmarkId::new("sort_unstable", n), &n, |b, _| {
+            b.iter_batched_ref(
+                || arrays.clone(),
+                |arrays| arrays.iter_mut().for_each(|keys| keys.sort_unstable()),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
 fn scoring(c: &mut Criterion) {
     let (x, y) = images(2_000, 4);
     let params = ForestParams {
@@ -208,5 +252,5 @@ fn scoring(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, projection, split_search, scoring);
+criterion_group!(benches, projection, split_search, sorting, scoring);
 criterion_main!(benches);

@@ -37,15 +37,15 @@ pub mod stats;
 mod tree;
 mod unsupervised;
 
-/// The internals `benches/kernels.rs` times (projection, split search), public only
+/// The internals `benches/kernels.rs` times (projection, split search, sorting), public only
 /// with the `bench-internals` feature: no part of the API.
 #[cfg(feature = "bench-internals")]
 #[doc(hidden)]
 pub mod internals {
     pub use crate::data::{Rows, RunningSums};
     pub use crate::split::{
-        best_split, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson, SplitCriterion,
-        SplitRule, SplitScratch, SquaredError,
+        best_split, sort_by_value, sort_key, Gini, LocalSamples, NodeProjector, NodeTargets,
+        Poisson, SplitCriterion, SplitRule, SplitScratch, SquaredError,
     };
 }
 
