@@ -112,7 +112,11 @@ mod tests {
             halves in prop::collection::vec((any::<u32>(), any::<u32>()), 0..=RANK_SORT_MAX_LEN),
             distinct in prop::sample::select(vec![1u32, 3, 40, u32::MAX]),
         ) {
-            prop_assume!(rank_sort_available());
+            if !rank_sort_available() {
+                // Nothing to test on this processor (sort_by_value's own tests cover
+                // the comparison sort it uses instead).
+                return Ok(());
+            }
             // One distinct high half, a few, or many: ties must keep their order
             // whatever their low halves.
             let keys: Vec<u64> = halves
