@@ -37,8 +37,8 @@ pub mod stats;
 mod tree;
 mod unsupervised;
 
-/// The internals `benches/kernels.rs` times (projection, split search, sorting), public only
-/// with the `bench-internals` feature: no part of the API.
+/// The internals `benches/kernels.rs` times (projection, split search, sorting),
+/// public only with the `bench-internals` feature: no part of the API.
 #[cfg(feature = "bench-internals")]
 #[doc(hidden)]
 pub mod internals {

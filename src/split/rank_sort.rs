@@ -1,7 +1,7 @@
-//! Sorting up to a hundred or so `u64` keys by counting each key's rank in AVX-512
-//! lanes: every key's high half is compared with every other's, sixteen at a time,
-//! with no branch on the keys, where a comparison sort of so few keys spends much of
-//! its time on mispredicted branches.
+//! Sorting up to 128 `u64` keys by counting each key's rank in AVX-512 lanes: every
+//! key's high half is compared with every other's, sixteen at a time, with no branch
+//! on the keys, where a comparison sort of so few keys spends much of its time on
+//! mispredicted branches.
 
 /// Most keys [`sort_by_rank`] sorts: its work grows with the square of their number,
 /// and beyond this a comparison sort is faster (measured in benches/profiles.md,

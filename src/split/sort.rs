@@ -34,9 +34,10 @@ pub fn key_value(key: u32) -> f32 {
 const RADIX_MIN_LEN: usize = 768;
 
 /// Sorts `keys` by their high 32 bits (the projected value's key), keeping the order of
-/// keys with equal high halves where radix sort runs: keys whose low halves ascend (a
-/// sample's position) come out in the order `keys.sort_unstable()` gives, whichever
-/// sort runs, so every caller's result is the same for any length.
+/// keys with equal high halves where rank or radix sort runs: keys whose low halves
+/// ascend (a sample's position) come out in the order `keys.sort_unstable()` gives,
+/// whichever sort runs, so every caller's result is the same for any length and
+/// processor. `scratch` is working space.
 pub fn sort_by_value(keys: &mut [u64], scratch: &mut Vec<u64>) {
     if keys.len() <= RANK_SORT_MAX_LEN && rank_sort_available() {
         // SAFETY: the processor has the instructions (checked just now).
