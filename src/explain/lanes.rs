@@ -20,8 +20,19 @@ pub(crate) enum Isa {
 }
 
 impl Isa {
-    /// The widest the processor has.
+    /// The vectors to explain in: the widest the processor has, but AVX2 where it
+    /// runs AVX-512 operations as two halves of 256 bits (AMD's Zen 4): there the walk
+    /// took 1.18 times as long in AVX-512 and the sharing 1.6 times (benches/profiles.md,
+    /// "Contributions on the Zen 4 EPYC"). The values are the same in either.
     pub(crate) fn detect() -> Isa {
+        match Isa::widest() {
+            Isa::Avx512 if halves_wide_vectors() => Isa::Avx2,
+            isa => isa,
+        }
+    }
+
+    /// The widest the processor has.
+    pub(crate) fn widest() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
             let avx2 = std::arch::is_x86_feature_detected!("avx2");
@@ -34,6 +45,39 @@ impl Isa {
         }
         Isa::Plain
     }
+}
+
+/// Whether the processor splits each 512-bit operation into two of 256 bits.
+fn halves_wide_vectors() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // SAFETY: every x86-64 processor has CPUID and its leaves 0 and 1. (`__cpuid`
+        // is a safe function in newer Rust, an unsafe one at the crate's rust-version.)
+        #[allow(unused_unsafe)]
+        let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1).eax) };
+        amd_family_19h([vendor.ebx, vendor.edx, vendor.ecx], signature)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether CPUID's vendor (leaf 0's EBX, EDX, ECX) and signature (leaf 1's EAX) are
+/// those of AMD's family 19h: Zen 3 and Zen 4, of which only Zen 4 has AVX-512, run as
+/// two halves. The family is the base (bits 8 to 11) plus the extended family (bits 20
+/// to 27) where the base is 0xF.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn amd_family_19h(vendor: [u32; 3], signature: u32) -> bool {
+    let amd = vendor == [*b"Auth", *b"enti", *b"cAMD"].map(u32::from_le_bytes);
+    let base = signature >> 8 & 0xf;
+    let family = if base == 0xf {
+        base + (signature >> 20 & 0xff)
+    } else {
+        base
+    };
+    amd && family == 0x19
 }
 
 /// Rows explained side by side in calls of many rows: enough that a node's fixed
@@ -156,5 +200,28 @@ impl<const N: usize> AddAssign for Lanes<N> {
         for l in 0..N {
             self.0[l] += rhs.0[l];
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_amd_family_19h_counts_as_halving_wide_vectors() {
+        let word = |name: &[u8; 12]| -> [u32; 3] {
+            std::array::from_fn(|i| u32::from_le_bytes(name[4 * i..4 * i + 4].try_into().unwrap()))
+        };
+        // CPUID names the vendor in EBX, EDX, ECX order.
+        let amd = word(b"AuthenticAMD");
+        let intel = word(b"GenuineIntel");
+        // Leaf 1 signatures: Zen 4 (EPYC 9004), Zen 5 (EPYC 9005), Zen 2 (family 17h),
+        // and an Intel Xeon of family 6.
+        let (zen4, zen5, zen2, xeon) = (0x00a1_0f11, 0x00b0_0f21, 0x0083_0f10, 0x0008_06f8);
+        assert!(amd_family_19h(amd, zen4));
+        assert!(!amd_family_19h(amd, zen5));
+        assert!(!amd_family_19h(amd, zen2));
+        assert!(!amd_family_19h(intel, xeon));
+        assert!(!amd_family_19h(intel, zen4));
     }
 }
