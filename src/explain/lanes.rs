@@ -21,9 +21,10 @@ pub(crate) enum Isa {
 
 impl Isa {
     /// The vectors to explain in: the widest the processor has, but AVX2 where it
-    /// runs AVX-512 operations as two halves of 256 bits (AMD's Zen 4): there the walk
-    /// took 1.18 times as long in AVX-512 and the sharing 1.6 times (benches/profiles.md,
-    /// "Contributions on the Zen 4 EPYC"). The values are the same in either.
+    /// runs AVX-512 operations as two halves of 256 bits (AMD's Zen 4): there a call
+    /// took 1.18 times as long with the walk in AVX-512 (benches/profiles.md, "On the
+    /// Zen 4 EPYC"; the sharing runs AVX2 everywhere). The values are the same in
+    /// either.
     pub(crate) fn detect() -> Isa {
         match Isa::widest() {
             Isa::Avx512 if halves_wide_vectors() => Isa::Avx2,
