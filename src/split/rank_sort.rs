@@ -54,6 +54,7 @@ fn rank_and_place<const VECTORS: usize, const LANES: usize>(
 ) {
     use std::arch::x86_64::*;
     let n = keys.len();
+    // `taken` counts up to LANES in a byte.
     assert!(n <= LANES && LANES == 16 * VECTORS && LANES <= RANK_SORT_MAX_LEN);
     // Lanes past `n` hold zeros: their ranks are never read, and no real key's rank
     // counts them (ranks count the broadcast keys, all real).
@@ -86,7 +87,7 @@ fn rank_and_place<const VECTORS: usize, const LANES: usize>(
     // Keys with one high half share its rank and take the slots from there in their
     // order; every slot is below `n`, as `rank` counts keys below this one and `taken`
     // keys before it that are equal.
-    let mut taken = [0u8; RANK_SORT_MAX_LEN];
+    let mut taken = [0u8; LANES];
     for (&rank, &key) in slots[..n].iter().zip(originals.iter()) {
         let rank = rank as usize;
         keys[rank + taken[rank] as usize] = key;
