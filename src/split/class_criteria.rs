@@ -44,6 +44,8 @@ macro_rules! class_criterion {
             const ENTRIES_SUM_TO_WEIGHT: bool = true;
             const SQUARED_TERMS: bool = $squared_terms;
             const CLASS_ENTRIES: bool = true;
+            // Gini's cost is a division; entropy's takes a logarithm.
+            const COST_AT_EVERY_POSITION: bool = $squared_terms;
 
             fn n_entries(&self) -> usize {
                 self.n_classes

@@ -127,6 +127,12 @@ pub trait SplitCriterion: Copy + Send + Sync + 'static {
     /// up to date one move at a time (which would take twice the terms).
     const TERMS_DEPEND_ON_WEIGHT: bool = false;
 
+    /// Whether a split's cost is cheap enough (a division a side) that the sorted scan
+    /// works it out at every position and keeps the best without branching on which
+    /// positions may split: whether two neighbouring values tie is as good as random,
+    /// and a mispredicted branch costs more than the division.
+    const COST_AT_EVERY_POSITION: bool = false;
+
     /// Whether each term is the square of its sum, whatever the weight (Gini). Where
     /// every entry is a whole number and a node weighs at most 2^26, every term and
     /// every sum of terms is then an exact whole number (below 2^53), so a split's

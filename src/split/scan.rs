@@ -110,7 +110,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Whether a side of this weight may be a child.
     #[inline(always)]
     pub(super) fn heavy_enough(&self, weight: f64) -> bool {
-        weight > 0.0 && weight >= self.min_weight
+        (weight > 0.0) & (weight >= self.min_weight)
     }
 
     /// Keeps the split at `threshold` (missing values going left when `missing_left`
@@ -301,6 +301,9 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         sides: &mut Sides<'_>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
+        if C::COST_AT_EVERY_POSITION {
+            return self.sweep_every_position(keys, n_present, atom, missing_left, sides, best);
+        }
         let n = keys.len();
         // The right side keeps at least `min_leaf` samples up to the last move.
         let end = (n_present - 1).min(n.saturating_sub(self.min_leaf).saturating_sub(sides.n_left));
@@ -325,6 +328,67 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 midpoint(below, above)
             };
             self.offer(children_cost, atom, threshold, missing_left, best);
+        }
+    }
+
+    /// [`Self::sweep`] for [`SplitCriterion::COST_AT_EVERY_POSITION`]: the cost at
+    /// every position, whether a split may fall there worked out without branches,
+    /// and the threshold of the best only once. The same split as `sweep`: the same
+    /// costs, and the first of equal costs.
+    #[inline(always)]
+    fn sweep_every_position(
+        &self,
+        keys: &[u64],
+        n_present: usize,
+        atom: usize,
+        missing_left: Option<bool>,
+        sides: &mut Sides<'_>,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let n = keys.len();
+        let end = (n_present - 1).min(n.saturating_sub(self.min_leaf).saturating_sub(sides.n_left));
+        let (classes, weights) = (&self.node.classes[..], &self.node.weights[..]);
+        let mut have_best = best.is_some();
+        let mut best_cost = best.as_ref().map_or(f64::INFINITY, |&(cost, _)| cost);
+        let mut best_position = None;
+        for i in 0..end {
+            let position = keys[i] as u32 as usize;
+            if C::CLASS_ENTRIES {
+                self.move_class_left(sides, classes[position] as usize, weights[position]);
+            } else {
+                self.move_left(sides, position);
+            }
+            let children_cost = self.children_cost_of(sides);
+            // `&`, not `&&`: every test is cheap, and none may become a branch.
+            let allowed = (sides.n_left >= self.min_leaf)
+                & (keys[i] >> 32 != keys[i + 1] >> 32)
+                & self.heavy_enough(sides.left_weight)
+                & self.heavy_enough(sides.right_weight)
+                & self
+                    .criterion
+                    .allows_side(self.node, sides.left.iter().copied())
+                & self
+                    .criterion
+                    .allows_side(self.node, sides.right.iter().copied());
+            // Rarely true, so a well predicted branch.
+            if allowed & (!have_best | (children_cost < best_cost)) {
+                have_best = true;
+                best_cost = children_cost;
+                best_position = Some(i);
+            }
+        }
+        if let Some(i) = best_position {
+            let below = key_value((keys[i] >> 32) as u32);
+            let above = key_value((keys[i + 1] >> 32) as u32);
+            *best = Some((
+                best_cost,
+                SplitCandidate {
+                    atom,
+                    threshold: midpoint(below, above),
+                    impurity_decrease: self.cost - best_cost,
+                    missing_left,
+                },
+            ));
         }
     }
 }
