@@ -388,7 +388,7 @@ fn missing_rows<'r, T: Feature>(rows: &'r Rows<'_, T>) -> &'r [bool] {
 /// Asks the second-level cache for the lines of `row` holding `features`. A large
 /// node's rows come from memory, a dozen lines each: asked into the first level
 /// (`T0`), the requests queued for its few miss buffers and the fit waited on them
-/// (benches/profiles.md, "Prefetching rows into the second-level cache").
+/// (benches/profiles.md, "Rows prefetched into the second-level cache").
 #[inline(always)]
 fn prefetch<T>(row: &[T], features: &[u32]) {
     #[cfg(target_arch = "x86_64")]
