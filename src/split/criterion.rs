@@ -191,6 +191,7 @@ pub struct SquaredError {
 
 impl SplitCriterion for SquaredError {
     const ENTRIES_SUM_TO_WEIGHT: bool = false;
+    const COST_AT_EVERY_POSITION: bool = true;
 
     fn n_entries(&self) -> usize {
         self.n_outputs
