@@ -222,13 +222,14 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     /// Whether both sides may be children by their weights and the criterion's rule
     /// on their sums (sample counts apart).
     #[inline(always)]
+    /// `&`, not `&&`: the tests are cheap, and none becomes a branch of its own.
     fn sides_allowed(&self, sides: &Sides<'_>) -> bool {
         self.heavy_enough(sides.left_weight)
-            && self.heavy_enough(sides.right_weight)
-            && self
+            & self.heavy_enough(sides.right_weight)
+            & self
                 .criterion
                 .allows_side(self.node, sides.left.iter().copied())
-            && self
+            & self
                 .criterion
                 .allows_side(self.node, sides.right.iter().copied())
     }
@@ -304,17 +305,9 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         if C::COST_AT_EVERY_POSITION {
             return self.sweep_every_position(keys, n_present, atom, missing_left, sides, best);
         }
-        let n = keys.len();
-        // The right side keeps at least `min_leaf` samples up to the last move.
-        let end = (n_present - 1).min(n.saturating_sub(self.min_leaf).saturating_sub(sides.n_left));
         let (classes, weights) = (&self.node.classes[..], &self.node.weights[..]);
-        for i in 0..end {
-            let position = keys[i] as u32 as usize;
-            if C::CLASS_ENTRIES {
-                self.move_class_left(sides, classes[position] as usize, weights[position]);
-            } else {
-                self.move_left(sides, position);
-            }
+        for i in 0..self.sweep_end(keys.len(), n_present, sides) {
+            self.move_position_left(sides, classes, weights, keys[i] as u32 as usize);
             if sides.n_left < self.min_leaf || keys[i] >> 32 == keys[i + 1] >> 32 {
                 continue;
             }
@@ -322,11 +315,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
                 continue;
             }
             let children_cost = self.children_cost_of(sides);
-            let threshold = || {
-                let below = key_value((keys[i] >> 32) as u32);
-                let above = key_value((keys[i + 1] >> 32) as u32);
-                midpoint(below, above)
-            };
+            let threshold = || threshold_after(keys, i);
             self.offer(children_cost, atom, threshold, missing_left, best);
         }
     }
@@ -345,31 +334,16 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         sides: &mut Sides<'_>,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
-        let n = keys.len();
-        let end = (n_present - 1).min(n.saturating_sub(self.min_leaf).saturating_sub(sides.n_left));
         let (classes, weights) = (&self.node.classes[..], &self.node.weights[..]);
         let mut have_best = best.is_some();
         let mut best_cost = best.as_ref().map_or(f64::INFINITY, |&(cost, _)| cost);
         let mut best_position = None;
-        for i in 0..end {
-            let position = keys[i] as u32 as usize;
-            if C::CLASS_ENTRIES {
-                self.move_class_left(sides, classes[position] as usize, weights[position]);
-            } else {
-                self.move_left(sides, position);
-            }
+        for i in 0..self.sweep_end(keys.len(), n_present, sides) {
+            self.move_position_left(sides, classes, weights, keys[i] as u32 as usize);
             let children_cost = self.children_cost_of(sides);
-            // `&`, not `&&`: every test is cheap, and none may become a branch.
             let allowed = (sides.n_left >= self.min_leaf)
                 & (keys[i] >> 32 != keys[i + 1] >> 32)
-                & self.heavy_enough(sides.left_weight)
-                & self.heavy_enough(sides.right_weight)
-                & self
-                    .criterion
-                    .allows_side(self.node, sides.left.iter().copied())
-                & self
-                    .criterion
-                    .allows_side(self.node, sides.right.iter().copied());
+                & self.sides_allowed(sides);
             // Rarely true, so a well predicted branch.
             if allowed & (!have_best | (children_cost < best_cost)) {
                 have_best = true;
@@ -378,19 +352,51 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             }
         }
         if let Some(i) = best_position {
-            let below = key_value((keys[i] >> 32) as u32);
-            let above = key_value((keys[i + 1] >> 32) as u32);
             *best = Some((
                 best_cost,
                 SplitCandidate {
                     atom,
-                    threshold: midpoint(below, above),
+                    threshold: threshold_after(keys, i),
                     impurity_decrease: self.cost - best_cost,
                     missing_left,
                 },
             ));
         }
     }
+
+    /// The moves a sweep of `n` keys, `n_present` of them present, makes: the right
+    /// side keeps at least `min_leaf` samples up to the last.
+    #[inline(always)]
+    fn sweep_end(&self, n: usize, n_present: usize, sides: &Sides<'_>) -> usize {
+        (n_present - 1).min(n.saturating_sub(self.min_leaf).saturating_sub(sides.n_left))
+    }
+
+    /// Moves the node sample at `position` to the left, its class and weight read from
+    /// `classes` and `weights` (the node's, held by the caller) where entries are
+    /// classes.
+    #[inline(always)]
+    fn move_position_left(
+        &self,
+        sides: &mut Sides<'_>,
+        classes: &[u32],
+        weights: &[f64],
+        position: usize,
+    ) {
+        if C::CLASS_ENTRIES {
+            self.move_class_left(sides, classes[position] as usize, weights[position]);
+        } else {
+            self.move_left(sides, position);
+        }
+    }
+}
+
+/// The threshold between sorted keys `i` and `i + 1`.
+#[inline(always)]
+fn threshold_after(keys: &[u64], i: usize) -> f32 {
+    midpoint(
+        key_value((keys[i] >> 32) as u32),
+        key_value((keys[i + 1] >> 32) as u32),
+    )
 }
 
 /// A threshold strictly between `below < above` where possible: the midpoint can round
