@@ -220,9 +220,9 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     }
 
     /// Whether both sides may be children by their weights and the criterion's rule
-    /// on their sums (sample counts apart).
+    /// on their sums (sample counts apart). Joined by `&`, not `&&`: the tests are
+    /// cheap, and none becomes a branch of its own.
     #[inline(always)]
-    /// `&`, not `&&`: the tests are cheap, and none becomes a branch of its own.
     fn sides_allowed(&self, sides: &Sides<'_>) -> bool {
         self.heavy_enough(sides.left_weight)
             & self.heavy_enough(sides.right_weight)
