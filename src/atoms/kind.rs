@@ -53,7 +53,8 @@ pub enum AtomKind {
 
 /// Bounds on the weights of every atom a dictionary draws, all whole numbers: they
 /// decide when projections of whole-valued X are exact (see
-/// [`Rows::whole_range`](crate::data::Rows::whole_range)).
+/// [`Rows::whole_values`](crate::data::Rows::whole_values) and
+/// [`sums_stay_exact`](crate::data::sums_stay_exact)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WeightBounds {
     /// The largest `|w|`.

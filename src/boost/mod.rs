@@ -24,7 +24,7 @@
 //! [`checks`] (what targets and sizes a fit takes), [`fit`] (where a fit starts),
 //! [`rounds`] (the rounds), [`model`]
 //! (predicting with the trees), [`score`] (what the leaves add to rows, through the
-//! shared [`crate::scoring`] engine), [`format`] (saving).
+//! shared [`crate::scoring`] engine), [`format`](mod@format) (saving).
 
 mod binning;
 mod checks;

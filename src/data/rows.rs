@@ -158,7 +158,7 @@ impl<'a, T: Feature> Rows<'a, T> {
         Some((low, high))
     }
 
-    /// A copy with every value as a byte, for X whose [`Self::whole_range`] lies in
+    /// A copy with every value as a byte, for X whose [`Self::whole_values`] lie in
     /// `0..=255`, where it gives the same projections as `self`.
     /// X of bytes is borrowed, not copied.
     pub fn to_bytes(&self) -> Rows<'_, u8> {
@@ -182,8 +182,9 @@ impl<'a, T: Feature> Rows<'a, T> {
 
     /// Per row, the running sums of its values: cell `j` holds `x[0] + ... + x[j]`.
     /// Through them an atom reads a run of neighbouring cells in two places
-    /// ([`AtomSet::to_running_sums`]). For X within [`Self::whole_range`] every sum is
-    /// exact; the copy is held in bytes when they all lie in `0..=255`, else in `f32`.
+    /// ([`AtomSet::to_running_sums`]). For X of [`Self::whole_values`] whose sums
+    /// [stay exact](sums_stay_exact) every sum is exact; the copy is held in bytes when
+    /// they all lie in `0..=255`, else in `f32`.
     ///
     /// [`AtomSet::to_running_sums`]: crate::atoms::AtomSet::to_running_sums
     pub fn running_sums(&self) -> RunningSums {

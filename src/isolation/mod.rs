@@ -11,7 +11,7 @@
 //! grown ([`grow`]) in the crate's tree layout, so scoring ([`score`]) and inspection
 //! ([`inspect`]) go through the one scoring engine; each leaf stores its depth plus
 //! the expected path length of the samples it still holds. Saved bytes use the
-//! crate's framing ([`format`]).
+//! crate's framing ([`format`](mod@format)).
 
 mod features;
 mod fit;

@@ -12,6 +12,8 @@
 //! one is), which no order of the shifts changes: the values are the same bit for bit
 //! as under [`MissingCells::AnyCellMissing`](crate::atoms::MissingCells). Under
 //! the rescaling rule the projector recomputes the values that came out missing.
+//!
+//! [`Window`]: crate::atoms::Window
 
 use super::projection::list_marked;
 use crate::atoms::{fold, start, Atom, AtomSet, MissingCells, Reduce};

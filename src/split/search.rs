@@ -15,8 +15,10 @@ pub struct SplitRule {
     pub min_samples_leaf: usize,
     /// Least weight either child may hold (besides some weight, always).
     pub min_weight_leaf: f64,
-    /// [`Rows::whole_range`] of X for the weights of the node's atoms: only where it
-    /// is known that projections on atoms with whole weights are exact whole numbers.
+    /// [`Rows::whole_values`](crate::data::Rows::whole_values) of X, where its sums
+    /// [stay exact](crate::data::sums_stay_exact) for the weights of the node's atoms:
+    /// only where it is known that projections on atoms with whole weights are exact
+    /// whole numbers.
     /// Then an atom taking few distinct values on a node is counted by value instead of
     /// sorted.
     pub whole_range: Option<(f32, f32)>,

@@ -1,6 +1,8 @@
 //! One unsupervised tree: grown depth first on a sample of rows, each node split where
 //! an [`UnsupervisedCriterion`] finds its projected values fall best into two groups,
 //! then laid out flat as every other tree ([`lay_out`]).
+//!
+//! [`UnsupervisedCriterion`]: crate::split::UnsupervisedCriterion
 
 use std::sync::atomic::AtomicBool;
 

@@ -79,7 +79,7 @@ impl UnsupervisedForest {
     /// The share of trees in which each pair of rows of `x` reach the same leaf, shape
     /// (samples, samples): symmetric, 1 on the diagonal (treeple's
     /// `compute_similarity_matrix`). Takes `8 n^2` bytes; for many samples, take the
-    /// leaves of [`Inspect::apply`](crate::Inspect::apply) into a sparse product instead. Both the
+    /// leaves of [`Inspect::apply`] into a sparse product instead. Both the
     /// leaves and their comparison run on the threads of `options`.
     pub fn similarity<T: Feature>(
         &self,

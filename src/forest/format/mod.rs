@@ -1,6 +1,8 @@
 //! The saved format: the shared framing ([`frame`]: magic bytes, version, postcard
 //! body, checksum) around the forest, read strictly and validated before use.
 //!
+//! [`frame`]: crate::runtime::frame
+//!
 //! Version 4 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
 //! to 3 are read through frozen copies of their layouts ([`legacy`]). Version 4 added
 //! pooled splits (`Node::SplitPooled` and the trees' windows); version 5 each tree's
