@@ -1,15 +1,15 @@
 //! Criterion benchmarks of the kernels: projecting a node on its atoms (directly and
 //! through running sums), split search at several node sizes (sorted, counted, and with
-//! missing values), sorting a node's keys, and batch scoring. `cargo bench --bench kernels --features
-//! bench-internals`.
+//! missing values), sorting a node's keys, and batch scoring. `cargo bench --bench
+//! kernels --features bench-internals`.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use morf_rs::atoms::{AtomKind, AtomSet, Patches};
 use morf_rs::internals::{
-    best_split, sort_by_value, sort_key, Gini, LocalSamples, NodeProjector, NodeTargets, Poisson,
-    Rows, RunningSums, SplitCriterion, SplitRule, SplitScratch, SquaredError,
+    best_split, position_key, sort_by_value, Gini, LocalSamples, NodeProjector, NodeTargets,
+    Poisson, Rows, RunningSums, SplitCriterion, SplitRule, SplitScratch, SquaredError,
 };
 use morf_rs::rng::Rng;
 use morf_rs::{Forest, ForestParams, MaxFeatures, ScoreOptions};
@@ -185,7 +185,7 @@ fn sort_keys(n: usize, rng: &mut Rng) -> Vec<u64> {
     (0..n)
         .map(|position| {
             let value = (rng.unit() + rng.unit() + rng.unit()) as f32;
-            (sort_key(value) as u64) << 32 | position as u64
+            position_key(value, position as u32)
         })
         .collect()
 }

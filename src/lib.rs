@@ -44,7 +44,7 @@ mod unsupervised;
 pub mod internals {
     pub use crate::data::{Rows, RunningSums};
     pub use crate::split::{
-        best_split, sort_by_value, sort_key, Gini, LocalSamples, NodeProjector, NodeTargets,
+        best_split, position_key, sort_by_value, Gini, LocalSamples, NodeProjector, NodeTargets,
         Poisson, SplitCriterion, SplitRule, SplitScratch, SquaredError,
     };
 }

@@ -29,6 +29,8 @@ pub use criterion::{
 pub(crate) use projection::sums_exactly_in_integers;
 pub use projection::NodeProjector;
 pub(crate) use scan::midpoint;
+#[cfg(feature = "bench-internals")]
+pub use scan::position_key;
 pub use search::{best_split, SplitRule, SplitScratch};
 pub use sort::{key_value, sort_by_value, sort_key};
 pub(crate) use unsupervised::AtomCosts;

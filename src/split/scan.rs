@@ -9,7 +9,7 @@ use super::sort::{key_value, sort_key};
 
 /// The sort key of a projected value for the sample at `position` in the node.
 #[inline(always)]
-pub(super) fn position_key(value: f32, position: u32) -> u64 {
+pub fn position_key(value: f32, position: u32) -> u64 {
     (sort_key(value) as u64) << 32 | position as u64
 }
 
