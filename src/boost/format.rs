@@ -3,8 +3,10 @@
 //!
 //! Version 2 added pooled splits (`Node::SplitPooled` and the trees' windows),
 //! version 3 each tree's rule on missing cells
-//! ([`MissingCells`](crate::atoms::MissingCells)); version 1 and 2 models read through
-//! frozen copies of their layouts, their trees keeping the rule they were grown with.
+//! ([`MissingCells`](crate::atoms::MissingCells)), version 4 the splits' gains in
+//! float64 (in float32 they overflowed for large targets); version 1 to 3 models read
+//! through frozen copies of their layouts, their trees keeping the rule they were grown
+//! with.
 
 use serde::Deserialize;
 
@@ -12,10 +14,10 @@ use super::loss::Loss;
 use super::model::Booster;
 use crate::error::Result;
 use crate::runtime::frame::{damaged, decode_exact, Framing};
-use crate::tree::{Task, Tree, TreeV3, TreeV4};
+use crate::tree::{Task, Tree, TreeV3, TreeV4, TreeV5};
 
 /// Version of the saved layout of boosted models; bumped whenever it changes.
-pub const BOOSTER_FORMAT_VERSION: u16 = 3;
+pub const BOOSTER_FORMAT_VERSION: u16 = 4;
 
 const BOOSTER_FRAMING: Framing = Framing {
     magic: *b"MOGB",
@@ -24,7 +26,7 @@ const BOOSTER_FRAMING: Framing = Framing {
     first_checksummed: 1,
 };
 
-/// A version 1 or 2 model, whose trees are `TreeV3` or `TreeV4`. These definitions
+/// A version 1, 2 or 3 model, whose trees are `TreeV3`, `TreeV4` or `TreeV5`. These definitions
 /// must never change.
 #[derive(Deserialize)]
 struct BoosterOf<OldTree> {
@@ -65,6 +67,7 @@ impl Booster {
         let model: Booster = match version {
             1 => decode_exact::<BoosterOf<TreeV3>>(body)?.into_current(TreeV3::into_current),
             2 => decode_exact::<BoosterOf<TreeV4>>(body)?.into_current(TreeV4::into_current),
+            3 => decode_exact::<BoosterOf<TreeV5>>(body)?.into_current(TreeV5::into_current),
             _ => decode_exact(body)?,
         };
         let n_outputs = model.loss.n_outputs();

@@ -405,7 +405,7 @@ impl GrownTree for Growth<'_> {
             missing_left: split
                 .missing_left
                 .unwrap_or(self.nodes[left].sums.n >= self.nodes[left + 1].sums.n),
-            decrease: split.gain as f32,
+            decrease: split.gain,
             left,
             right: left + 1,
         })

@@ -2,18 +2,19 @@
 //! version, postcard body, CRC-32) around the model, read strictly and validated.
 //!
 //! Version 2 added each tree's rule on missing cells
-//! ([`MissingCells`](crate::atoms::MissingCells)); version 1 models read through a
-//! frozen copy of their layout, their trees keeping the rule they were grown with.
+//! ([`MissingCells`](crate::atoms::MissingCells)), version 3 the trees' (zero) impurity
+//! decreases in float64 as every tree keeps them; version 1 and 2 models read through
+//! frozen copies of their layouts, their trees keeping the rule they were grown with.
 
 use serde::Deserialize;
 
 use super::IsolationForest;
 use crate::error::Result;
 use crate::runtime::frame::{damaged, decode_exact, Framing};
-use crate::tree::{Leaves, Node, Task, TreeV4};
+use crate::tree::{Leaves, Node, Task, Tree, TreeV4, TreeV5};
 
 /// Version of the saved layout of isolation forests; bumped whenever it changes.
-pub const ISOLATION_FORMAT_VERSION: u16 = 2;
+pub const ISOLATION_FORMAT_VERSION: u16 = 3;
 
 const ISOLATION_FRAMING: Framing = Framing {
     magic: *b"MOIF",
@@ -22,12 +23,24 @@ const ISOLATION_FRAMING: Framing = Framing {
     first_checksummed: 1,
 };
 
-/// A version 1 model. This definition must never change.
+/// A version 1 model (trees `TreeV4`) or version 2 one (`TreeV5`). These definitions
+/// must never change.
 #[derive(Deserialize)]
-struct IsolationForestV1 {
+struct IsolationForestOf<OldTree> {
     n_features: usize,
     max_samples: usize,
-    trees: Vec<TreeV4>,
+    trees: Vec<OldTree>,
+}
+
+impl<OldTree> IsolationForestOf<OldTree> {
+    fn into_current(self, tree: impl Fn(OldTree) -> Tree) -> IsolationForest {
+        IsolationForest {
+            n_features: self.n_features,
+            max_samples: self.max_samples,
+            trees: self.trees.into_iter().map(tree).collect(),
+            scoring: Default::default(),
+        }
+    }
 }
 
 impl IsolationForest {
@@ -42,18 +55,14 @@ impl IsolationForest {
     /// [`MorfError::Deserialize`](crate::MorfError).
     pub fn from_bytes(bytes: &[u8]) -> Result<IsolationForest> {
         let (version, body) = ISOLATION_FRAMING.open(bytes)?;
-        let model: IsolationForest = match version {
-            1 => {
-                let saved: IsolationForestV1 = decode_exact(body)?;
-                IsolationForest {
-                    n_features: saved.n_features,
-                    max_samples: saved.max_samples,
-                    trees: saved.trees.into_iter().map(TreeV4::into_current).collect(),
-                    scoring: Default::default(),
-                }
-            }
-            _ => decode_exact(body)?,
-        };
+        let model: IsolationForest =
+            match version {
+                1 => decode_exact::<IsolationForestOf<TreeV4>>(body)?
+                    .into_current(TreeV4::into_current),
+                2 => decode_exact::<IsolationForestOf<TreeV5>>(body)?
+                    .into_current(TreeV5::into_current),
+                _ => decode_exact(body)?,
+            };
         if model.n_features == 0 || model.max_samples == 0 || model.trees.is_empty() {
             return Err(damaged("inconsistent isolation forest"));
         }

@@ -219,7 +219,7 @@ fn tree_arrays<'py>(py: Python<'py>, tree: &Tree, n_axes: usize) -> PyResult<Bou
     dict.set_item("n_node_samples", samples.into_pyarray(py))?;
     let weights: Vec<f64> = tree.node_weights().iter().map(|&w| w as f64).collect();
     dict.set_item("weighted_n_node_samples", weights.into_pyarray(py))?;
-    let decreases: Vec<f64> = tree.impurity_decreases.iter().map(|&d| d as f64).collect();
+    let decreases = tree.impurity_decreases.clone();
     dict.set_item("impurity_decrease", decreases.into_pyarray(py))?;
     dict.set_item("pool_reduce", reduce.into_pyarray(py))?;
     for (name, shifts) in [

@@ -114,7 +114,7 @@ impl<C: SplitCriterion, T: Feature> GrownTree for Growth<'_, '_, C, T> {
             },
             threshold: split.threshold,
             missing_left: split.missing_left,
-            decrease: (split.decrease / grower.root_weight) as f32,
+            decrease: split.decrease / grower.root_weight,
             left,
             right,
         })

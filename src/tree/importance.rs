@@ -30,7 +30,7 @@ impl Tree {
                     atom.indices.len(),
                 ),
             };
-            let share = impurity_decrease as f64 / n_shares as f64;
+            let share = impurity_decrease / n_shares as f64;
             for feature in features {
                 counts[feature as usize] += 1.0;
                 decreases[feature as usize] += share;

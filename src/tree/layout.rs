@@ -11,7 +11,7 @@ pub(crate) struct GrownSplit<'a> {
     /// Whether samples with a missing projection go left.
     pub missing_left: bool,
     /// What the tree keeps as the split's impurity decrease (a boosted tree: its gain).
-    pub decrease: f32,
+    pub decrease: f64,
     /// The grown ids of its children.
     pub left: usize,
     pub right: usize,
@@ -90,7 +90,7 @@ mod tests {
                 },
                 threshold: 0.5 + id as f32,
                 missing_left: id == 1,
-                decrease: id as f32 + 0.25,
+                decrease: id as f64 + 0.25,
                 left,
                 right,
             })

@@ -7,6 +7,11 @@ use serde::Deserialize;
 use super::{Leaves, Node, Tree};
 use crate::atoms::{MissingCells, Window};
 
+/// Impurity decreases as versions before float64 ones kept them.
+fn widened(decreases: Vec<f32>) -> Vec<f64> {
+    decreases.into_iter().map(f64::from).collect()
+}
+
 /// A tree of forest version 3 and boosted version 1. Its nodes and leaves read as the
 /// current types: `Node::SplitPooled` came after every variant they held, and
 /// `Leaves` has not changed since.
@@ -26,7 +31,7 @@ impl TreeV3 {
     pub(crate) fn into_current(self) -> Tree {
         Tree {
             nodes: self.nodes,
-            impurity_decreases: self.impurity_decreases,
+            impurity_decreases: widened(self.impurity_decreases),
             node_samples: self.node_samples,
             node_weights: self.node_weights,
             atom_indices: self.atom_indices,
@@ -58,7 +63,7 @@ impl TreeV4 {
     pub(crate) fn into_current(self) -> Tree {
         Tree {
             nodes: self.nodes,
-            impurity_decreases: self.impurity_decreases,
+            impurity_decreases: widened(self.impurity_decreases),
             node_samples: self.node_samples,
             node_weights: self.node_weights,
             atom_indices: self.atom_indices,
@@ -66,6 +71,39 @@ impl TreeV4 {
             leaves: self.leaves,
             windows: self.windows,
             missing_cells: MissingCells::AnyCellMissing,
+        }
+    }
+}
+
+/// A tree of forest version 5, boosted version 3 and isolation version 2: the
+/// current layout but for the impurity decreases, which were float32 (a regression
+/// split's decrease beyond `f32::MAX`, from targets above about 1.8e19, was infinite).
+#[derive(Deserialize)]
+pub(crate) struct TreeV5 {
+    nodes: Vec<Node>,
+    impurity_decreases: Vec<f32>,
+    node_samples: Vec<u32>,
+    node_weights: Vec<f32>,
+    atom_indices: Vec<u32>,
+    atom_weights: Vec<f32>,
+    leaves: Leaves,
+    windows: Vec<Window>,
+    missing_cells: MissingCells,
+}
+
+impl TreeV5 {
+    /// The tree, its decreases widened to float64.
+    pub(crate) fn into_current(self) -> Tree {
+        Tree {
+            nodes: self.nodes,
+            impurity_decreases: widened(self.impurity_decreases),
+            node_samples: self.node_samples,
+            node_weights: self.node_weights,
+            atom_indices: self.atom_indices,
+            atom_weights: self.atom_weights,
+            leaves: self.leaves,
+            windows: self.windows,
+            missing_cells: self.missing_cells,
         }
     }
 }

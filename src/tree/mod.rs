@@ -18,7 +18,7 @@ pub use honest::HonestPrior;
 pub(crate) use importance::normalised;
 pub(crate) use layout::{lay_out, GrownSplit, GrownTree};
 pub use leaves::Leaves;
-pub(crate) use legacy::{TreeV3, TreeV4};
+pub(crate) use legacy::{TreeV3, TreeV4, TreeV5};
 pub(crate) use limits::TreeLimits;
 pub use task::Task;
 
@@ -157,8 +157,9 @@ impl Node {
 pub struct Tree {
     pub(crate) nodes: Vec<Node>,
     /// Per node, the split's weighted impurity decrease divided by the root's weight
-    /// (0 for leaves); kept apart from the nodes, which scoring walks.
-    pub(crate) impurity_decreases: Vec<f32>,
+    /// (0 for leaves); kept apart from the nodes, which scoring walks. In float64:
+    /// a regression split's decrease is in the square of y's units.
+    pub(crate) impurity_decreases: Vec<f64>,
     /// Per node, how many of the samples that grew the tree reached it (each sample
     /// once, however often the bootstrap drew it).
     pub(crate) node_samples: Vec<u32>,

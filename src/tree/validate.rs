@@ -88,7 +88,6 @@ impl Tree {
         let (mut atom_end, mut leaf_end, mut windows_end) = (0usize, 0usize, 0usize);
         for (id, (node, &decrease)) in self.nodes.iter().zip(&self.impurity_decreases).enumerate() {
             let at = |what: String| format!("node {id}: {what}");
-            let decrease = decrease as f64;
             let weight = self.node_weights[id];
             ensure(weight.is_finite() && weight >= 0.0, || {
                 at(format!("sample weight {weight}"))
@@ -351,12 +350,17 @@ mod tests {
             .find(|&id| !matches!(tree.nodes[id], Node::Leaf { .. }))
             .unwrap();
         let mut large = tree.clone();
-        large.impurity_decreases[split] = 1e30;
+        large.impurity_decreases[split] = 1e300;
         large.validate(3, task).unwrap();
         rejected(
-            &|t| t.impurity_decreases[split] = f32::NAN,
+            &|t| t.impurity_decreases[split] = f64::NAN,
             task,
             "impurity decrease NaN",
+        );
+        rejected(
+            &|t| t.impurity_decreases[split] = f64::INFINITY,
+            task,
+            "impurity decrease inf",
         );
     }
 }

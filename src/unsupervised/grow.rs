@@ -260,7 +260,7 @@ impl<C, T: Clone> GrownTree for Grower<'_, C, T> {
             missing_left: split.mid - node.start > node.end - split.mid,
             // Fast-BIC's children may cost more than their node (its ranking is not
             // a decrease of one impurity); importances count no such split.
-            decrease: (split.decrease.max(0.0) / self.root_weight) as f32,
+            decrease: split.decrease.max(0.0) / self.root_weight,
             left,
             right,
         })

@@ -14,6 +14,8 @@
 //! older trees keep theirs (a projection touching a missing cell is missing), newer ones
 //! rescale the present cells' sum, so the fixtures of both are scored on rows with
 //! missing values.
+//! Version 6 (forests), boosted version 4 and isolation version 3 keep impurity
+//! decreases (gains) in float64; older ones are widened from float32 as they load.
 //! Boosted models have their own version: `booster_v{N}.bin` and `booster_v{N}_proba.bin`
 //! (version 2 added pooled splits, version 3 the rule on missing cells), and so do
 //! isolation forests: `isolation_v{N}.bin` and `isolation_v{N}_scores.bin`, the anomaly

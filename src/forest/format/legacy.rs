@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::forest::Forest;
 use crate::runtime::frame::decode_exact;
 use crate::tree::Task;
-use crate::tree::{Leaves, Node, Tree, TreeV3, TreeV4};
+use crate::tree::{Leaves, Node, Tree, TreeV3, TreeV4, TreeV5};
 
 #[derive(Deserialize)]
 struct ForestV3 {
@@ -46,6 +46,23 @@ pub(super) fn read_v4(body: &[u8]) -> Result<Forest> {
         saved.n_features,
         saved.task,
         saved.trees.into_iter().map(TreeV4::into_current).collect(),
+    ))
+}
+
+#[derive(Deserialize)]
+struct ForestV5 {
+    n_features: usize,
+    task: Task,
+    trees: Vec<TreeV5>,
+}
+
+/// Reads the body of a version 5 forest.
+pub(super) fn read_v5(body: &[u8]) -> Result<Forest> {
+    let saved: ForestV5 = decode_exact(body)?;
+    Ok(Forest::from_trees(
+        saved.n_features,
+        saved.task,
+        saved.trees.into_iter().map(TreeV5::into_current).collect(),
     ))
 }
 
@@ -138,7 +155,7 @@ impl TreeV2 {
         let n_nodes = self.impurity_decreases.len();
         Tree {
             nodes,
-            impurity_decreases: self.impurity_decreases,
+            impurity_decreases: self.impurity_decreases.into_iter().map(f64::from).collect(),
             // Versions 1 and 2 did not keep per-node sample counts.
             node_samples: vec![0; n_nodes],
             node_weights: vec![0.0; n_nodes],

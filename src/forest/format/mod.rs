@@ -3,11 +3,12 @@
 //!
 //! [`frame`]: crate::runtime::frame
 //!
-//! Version 4 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
-//! to 3 are read through frozen copies of their layouts ([`legacy`]). Version 4 added
+//! Version 6 is the postcard of the current [`Forest`] followed by a CRC-32; versions 1
+//! to 5 are read through frozen copies of their layouts ([`legacy`]). Version 4 added
 //! pooled splits (`Node::SplitPooled` and the trees' windows); version 5 each tree's
 //! rule on missing cells ([`MissingCells`](crate::atoms::MissingCells)), older trees
-//! keeping theirs. Whatever the version, the forest is validated
+//! keeping theirs; version 6 keeps impurity decreases in float64 (in float32 a
+//! regression split's decrease overflowed for targets beyond about 1.8e19). Whatever the version, the forest is validated
 //! ([`Forest::validate`]) before it is returned.
 
 mod legacy;
@@ -18,7 +19,7 @@ use crate::error::Result;
 use crate::runtime::frame::{decode_exact, Framing};
 
 /// Version of the saved layout; bumped whenever it changes.
-pub const FORMAT_VERSION: u16 = 5;
+pub const FORMAT_VERSION: u16 = 6;
 
 /// How forests are framed: versions 1 and 2 had no checksum.
 const FOREST_FRAMING: Framing = Framing {
@@ -46,6 +47,7 @@ impl Forest {
             1 | 2 => legacy::read_v2(body)?,
             3 => legacy::read_v3(body)?,
             4 => legacy::read_v4(body)?,
+            5 => legacy::read_v5(body)?,
             _ => decode_exact::<Forest>(body)?,
         };
         forest.validate()?;
