@@ -11,6 +11,7 @@ use super::model::Booster;
 use super::params::BoostParams;
 use super::rounds::Training;
 use super::split::SplitLimits;
+use super::target_scale::Scaled;
 use crate::atoms::AtomKind;
 use crate::data::check_sample_weight;
 use crate::data::{Feature, Rows};
@@ -113,6 +114,16 @@ impl Booster {
         }
         check_targets(targets, n_samples)?;
         check_model_size(params, targets.loss())?;
+        let scaled = Scaled::new(targets, params);
+        let (targets, params) = (scaled.targets(targets), scaled.params(params));
+        let previous_scaled;
+        let previous = match previous {
+            Some(model) if scaled.exponent != 0 => {
+                previous_scaled = model.clone().rescaled(-scaled.exponent);
+                Some(&previous_scaled)
+            }
+            other => other,
+        };
         let weights = check_sample_weight(sample_weight, n_samples)?;
         let missing = rows.check_values()?;
         params.atoms.validate(n_features)?;
@@ -153,7 +164,7 @@ impl Booster {
             n_features,
             missing,
         };
-        with_threads(params.n_threads, || {
+        let model = with_threads(params.n_threads, || {
             if byte_valued {
                 // The same projections from a quarter of the memory traffic.
                 let bytes = rows.to_bytes();
@@ -161,7 +172,8 @@ impl Booster {
             } else {
                 training.run(&rows, &train_rows, &validation_rows, previous, control)
             }
-        })
+        })?;
+        Ok(model.rescaled(scaled.exponent))
     }
 }
 

@@ -41,6 +41,7 @@ mod roots;
 mod rounds;
 mod score;
 mod split;
+mod target_scale;
 
 pub use format::BOOSTER_FORMAT_VERSION;
 pub use loss::{BoostTargets, Loss};

@@ -112,6 +112,52 @@ def test_feature_names_and_warm_start_survive(tmp_path):
     assert loaded._forest.to_bytes() == at_once._forest.to_bytes()
 
 
+REGRESSORS = [
+    morf_rs.RandomForestRegressor,
+    morf_rs.ManifoldObliqueForestRegressor,
+    morf_rs.GradientBoostingRegressor,
+    morf_rs.ManifoldObliqueGradientBoostingRegressor,
+]
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("scale", [2.0**-100, 2.0**70])
+def test_regressors_of_very_large_or_small_targets_round_trip(cls, scale, tmp_path):
+    # Scaling y by a power of two grows the same trees (every cost scales exactly);
+    # their decreases scale by its square: beyond float32 for 2^70 (under it for
+    # 2^-100), which must neither break saving nor the importances, nor the boosted
+    # models' split search, whose costs are float32.
+    X, _ = _data()
+    y = X[:, 0] * 3.0 - X[:, 1] + np.sin(X[:, 2])
+    params = {"n_estimators": 4, "random_state": 0}
+    if "image_shape" in cls().get_params():
+        params["image_shape"] = (4, 4)
+    if "l2_regularization" in cls().get_params():
+        # A penalty scales the same way; early stopping's tol must be read in y's
+        # units squared.
+        params.update(n_estimators=30, l2_regularization=1.0, early_stopping=True)
+        params.update(n_iter_no_change=2, tol=1e-2)
+    plain = cls(**params).fit(X, y)
+    if "tol" in params:
+        params["tol"] *= scale**2  # the loss is in y's units squared
+    scaled = cls(**params).fit(X, y * scale)
+    np.testing.assert_array_equal(scaled.predict(X), plain.predict(X) * scale)
+    name = "gain_importances_" if hasattr(plain, "gain_importances_") else (
+        "impurity_importances_"
+    )
+    expected = getattr(plain, name)
+    assert expected.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(getattr(scaled, name), expected, rtol=1e-12)
+    decreases = scaled.tree_structure(0).impurity_decrease
+    np.testing.assert_allclose(
+        decreases, plain.tree_structure(0).impurity_decrease * scale**2, rtol=1e-12
+    )
+    morf_rs.save(scaled, tmp_path / "m.morf")
+    loaded = morf_rs.load(tmp_path / "m.morf")
+    np.testing.assert_array_equal(loaded.predict(X), scaled.predict(X))
+    np.testing.assert_array_equal(getattr(loaded, name), getattr(scaled, name))
+
+
 @pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
 def test_what_cannot_be_saved_is_refused(tmp_path):
     with pytest.raises(ValueError, match="not fitted"):
