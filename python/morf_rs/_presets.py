@@ -34,6 +34,10 @@ def preset(name, geometry):
     of 2 to 8 shifts per axis, 400 candidates. Fashion-MNIST 10,000 / 10,000,
     boosted 50 rounds: test error 0.1043 against 0.1088 unpooled (benches/pooled.py),
     for 1.26 times the fit time and 1.6 times the scoring time (benches/profiles.md).
+
+    Both leave out what the image cannot hold: signed patches of more bands than
+    its longest contiguous axis has cells, and, without a contiguous axis, the
+    signed patches and stripes, which run along one.
     """
     if name not in PRESETS:
         raise ValueError(
@@ -41,15 +45,18 @@ def preset(name, geometry):
             f"{', '.join(repr(p) for p in PRESETS)}."
         )
     shape = geometry.image_shape
+    # Edges, lines and stripes run along an ordered (contiguous) axis: a preset over
+    # an image without one leaves them out.
+    ordered = [n for n, c in zip(shape, geometry.contiguous) if c]
     if name == "signals":
         high = [min(8, length) for length in shape]
         extents = dict(patch_min=1, patch_max=high)
         both = dict(reduce="both")
-        bands = bands_of(shape, 0.25, 0.2)
+        bands = bands_of(ordered, 0.25, 0.2)
         families = [
             (AxisAligned(), 0.1),
             *[(Pooled(SignedPatches(bands=b, **extents), **both), p) for b, p in bands],
-            (Pooled(Gabors(**extents), **both), 0.25),
+            *([(Pooled(Gabors(**extents), **both), 0.25)] if ordered else []),
             (Pooled(Patches(**extents), **both), 0.1),
             (Patches(**extents), 0.1),
         ]
@@ -61,18 +68,20 @@ def preset(name, geometry):
         reduce="both",
     )
     families = [(AxisAligned(), 0.1)]
+    signed = bands_of(ordered, 0.3, 0.2)
     for family, p in (
-        *[(SignedPatches(bands=b, **extents), p) for b, p in bands_of(shape, 0.3, 0.2)],
-        (Gabors(**extents), 0.3),
+        *[(SignedPatches(bands=b, **extents), p) for b, p in signed],
+        *([(Gabors(**extents), 0.3)] if ordered else []),
         (Patches(**extents), 0.1),
     ):
         families += [(family, p / 2), (Pooled(family, **window), p / 2)]
     return _normalised(families), 400
 
 
-def bands_of(shape, edges, lines):
-    """(bands, probability) of the signed patches an image of ``shape`` can hold."""
-    return [(b, p) for b, p in ((2, edges), (3, lines)) if max(shape) >= b]
+def bands_of(ordered, edges, lines):
+    """(bands, probability) of the signed patches an image whose contiguous axes
+    have the lengths ``ordered`` can hold."""
+    return [(b, p) for b, p in ((2, edges), (3, lines)) if max(ordered, default=0) >= b]
 
 
 def _normalised(families):

@@ -8,7 +8,15 @@ from morf_rs import (
     ManifoldObliqueForestClassifier,
     ManifoldObliqueGradientBoostingClassifier,
 )
-from morf_rs.dictionary import AxisAligned, Gabors, Patches, Pooled, SignedPatches
+from morf_rs._presets import preset
+from morf_rs.dictionary import (
+    AxisAligned,
+    Gabors,
+    Geometry,
+    Patches,
+    Pooled,
+    SignedPatches,
+)
 
 LENGTH = 32
 
@@ -103,6 +111,29 @@ def test_presets_name_measured_dictionaries_for_every_manifold_class():
     assert engine_max_features(few) == 3
     default = ManifoldObliqueGradientBoostingClassifier(dictionary="signals")
     assert engine_max_features(default) == 200
+
+
+@pytest.mark.parametrize("name", ["signals", "images"])
+def test_presets_leave_out_what_an_unordered_image_cannot_hold(name):
+    # Without a contiguous axis there is nothing for edges, lines or stripes to run
+    # along; the preset keeps single features and patch sums, plain and pooled.
+    X, y = shifted_bumps(120, 3)
+    model = ManifoldObliqueForestClassifier(
+        n_estimators=3, image_shape=(4, 8), contiguous=False, dictionary=name
+    )
+    assert model.set_params(random_state=0).fit(X, y).score(X, y) > 0.6
+    geometry = Geometry(32, (4, 8), [1, 1], [4, 8], [False, False], [False, False])
+    families = [getattr(f, "family", f) for f, _ in preset(name, geometry)[0]]
+    kinds = {type(family).__name__ for family in families}
+    assert kinds == {"AxisAligned", "Patches"}
+    # One ordered axis of 2 cells holds edges but not lines.
+    geometry = Geometry(12, (6, 2), [1, 1], [6, 2], [False] * 2, [False, True])
+    bands = {
+        getattr(f, "family", f).bands
+        for f, _ in preset(name, geometry)[0]
+        if isinstance(getattr(f, "family", f), SignedPatches)
+    }
+    assert bands == {2}
 
 
 @pytest.mark.parametrize(

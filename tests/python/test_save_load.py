@@ -142,8 +142,10 @@ def test_regressors_of_very_large_or_small_targets_round_trip(cls, scale, tmp_pa
         params["tol"] *= scale**2  # the loss is in y's units squared
     scaled = cls(**params).fit(X, y * scale)
     np.testing.assert_array_equal(scaled.predict(X), plain.predict(X) * scale)
-    name = "gain_importances_" if hasattr(plain, "gain_importances_") else (
-        "impurity_importances_"
+    name = (
+        "gain_importances_"
+        if hasattr(plain, "gain_importances_")
+        else ("impurity_importances_")
     )
     expected = getattr(plain, name)
     assert expected.sum() == pytest.approx(1.0)
