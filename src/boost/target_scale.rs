@@ -14,9 +14,10 @@ use super::model::Booster;
 use super::params::BoostParams;
 use crate::tree::Leaves;
 
-/// The largest power of two the targets are scaled by either way. (A span of doubles
-/// is at least `2^-52` of their largest size, so scaled targets stay below `2^54`.)
-const MAX_EXPONENT: i32 = 900;
+/// The largest power of two the targets are scaled by either way, a finite `f64`.
+/// (A span of doubles is at least `2^-52` of their largest size, so scaled targets
+/// stay below `2^54`.)
+const MAX_EXPONENT: i32 = 1000;
 
 /// `2^exponent`, exactly, for `|exponent| <= MAX_EXPONENT`.
 fn power_of_two(exponent: i32) -> f64 {
@@ -59,7 +60,11 @@ impl Scaled {
                 let factor = power_of_two(-exponent);
                 let mut params = params.clone();
                 if let Some(stopping) = &mut params.early_stopping {
-                    stopping.tol *= factor * factor;
+                    // Beyond f64 for the tiniest spans: then no improvement counts,
+                    // as none can in y's units, where their losses round to 0.
+                    if stopping.tol > 0.0 {
+                        stopping.tol *= factor * factor;
+                    }
                 }
                 (values.iter().map(|&y| y * factor).collect(), Some(params))
             }
