@@ -90,6 +90,7 @@ impl Targets<'_> {
                         ),
                     ));
                 }
+                check_target_sizes(&values)?;
                 Task::Regression {
                     n_outputs: values.ncols(),
                 }
@@ -127,6 +128,39 @@ impl Targets<'_> {
             Targets::Values(values) => local.values_of.extend(values.row(row).iter()),
         }
     }
+}
+
+/// The largest `|y|` whose squares, summed over the weight of a node's samples, stay
+/// finite `f64` numbers (2^480, about 3e144), and the smallest nonzero one whose squares
+/// stay normal ones: beyond either, the split search's costs overflow or vanish, and a
+/// tree would learn nothing without saying so.
+const LARGEST_TARGET: f64 = 3.1217485503159922e144;
+const SMALLEST_TARGET: f64 = 1.0 / LARGEST_TARGET;
+
+/// Refuses targets whose squared errors a split search cannot hold in `f64`.
+fn check_target_sizes(values: &ArrayView2<'_, f64>) -> Result<()> {
+    let largest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if largest > LARGEST_TARGET {
+        return Err(invalid(
+            "y",
+            format!(
+                "targets as large as {largest:e} overflow the squared errors trees split \
+                 on (|y| must stay below {LARGEST_TARGET:.1e}); divide y by a constant such \
+                 as its largest absolute value and multiply the predictions back"
+            ),
+        ));
+    }
+    if largest > 0.0 && largest < SMALLEST_TARGET {
+        return Err(invalid(
+            "y",
+            format!(
+                "targets no larger than {largest:e} vanish in the squared errors trees split \
+                 on (the largest |y| must be at least {SMALLEST_TARGET:.1e}); divide y by \
+                 its largest absolute value and multiply the predictions back"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Poisson deviance needs counts or rates: no negative value, and some positive one

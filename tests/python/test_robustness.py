@@ -290,6 +290,27 @@ def test_messages_say_what_is_too_large():
 
 
 @pytest.mark.parametrize(
+    ("scale", "match"),
+    [(2.0**490, "overflow the squared errors"), (2.0**-490, "vanish in the squared")],
+)
+def test_forest_regressors_refuse_targets_their_squared_errors_cannot_hold(
+    scale, match
+):
+    # Beyond these a forest's split costs overflow or vanish in float64: the trees
+    # learned nothing and said nothing. Just inside them, the same trees as for y.
+    from morf_rs import RandomForestRegressor
+
+    X = np.random.default_rng(3).random((60, 3))
+    y = X[:, 0] * 2 - X[:, 1]
+    forest = RandomForestRegressor(n_estimators=3, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        forest.fit(X, y * scale)
+    inside = scale / 2.0**12 if scale > 1 else scale * 2.0**12
+    plain = forest.fit(X, y).predict(X)
+    np.testing.assert_array_equal(forest.fit(X, y * inside).predict(X), plain * inside)
+
+
+@pytest.mark.parametrize(
     ("shape", "patch_min", "expected"),
     [
         ((28, 28), 1, [5, 5]),
