@@ -168,7 +168,8 @@ def test_info_describes_the_model(saved):
     assert "image shape: (4, 4)" in lines
     assert "classes:     3: left, middle, right" in lines
     assert "trees:       5" in lines
-    assert any(line.endswith("(forest format 5)") for line in lines)
+    forest_format = morf_rs._core.FORMAT_VERSION
+    assert any(line.endswith(f"(forest format {forest_format})") for line in lines)
 
 
 def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path, capsys):
