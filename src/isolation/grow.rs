@@ -117,13 +117,19 @@ impl<T: Feature> Grower<'_, '_, T> {
             );
             let (low, high) = value_range(&self.values);
             if low < high {
-                let drawn = low as f64 + self.rng.unit() * (high as f64 - low as f64);
+                // Sums of huge values overflow to infinite projections; a threshold
+                // must stay finite, so it is drawn between the range's finite ends.
+                let (from, to) = (low.max(-f32::MAX), high.min(f32::MAX));
+                let drawn = from as f64 + self.rng.unit() * (to as f64 - from as f64);
                 // Rounding to float32 may reach `high`, which would send every row
                 // left; scikit-learn's extra trees take `low` then.
-                let threshold = Some(drawn as f32).filter(|&t| t < high).unwrap_or(low);
-                let n_left = self.values.iter().filter(|&&v| v <= threshold).count();
-                let n_present = self.values.iter().filter(|v| !v.is_nan()).count();
-                return Some((threshold, 2 * n_left >= n_present));
+                let threshold = Some(drawn as f32).filter(|&t| t < high).unwrap_or(from);
+                // No finite threshold parts -inf from -f32::MAX: another atom then.
+                if threshold < high {
+                    let n_left = self.values.iter().filter(|&&v| v <= threshold).count();
+                    let n_present = self.values.iter().filter(|v| !v.is_nan()).count();
+                    return Some((threshold, 2 * n_left >= n_present));
+                }
             }
         }
         None

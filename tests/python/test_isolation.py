@@ -123,6 +123,22 @@ def test_the_same_forest_for_any_number_of_threads_and_after_pickling(detector):
     assert other._isolation_forest.to_bytes() != bytes_one
 
 
+@pytest.mark.parametrize("detector", detectors(n_estimators=5, random_state=0))
+def test_projections_that_overflow_still_cut_at_finite_thresholds(detector):
+    # Patches of values near float32's largest sum to +-inf: a threshold drawn
+    # between such ends was infinite, and the saved model would not load.
+    rng = np.random.default_rng(5)
+    X = (rng.standard_normal((200, 64)) * 3e38).clip(-3.4e38, 3.4e38)
+    X = X.astype(np.float32)
+    fitted = detector.fit(X)
+    assert np.isfinite(fitted.score_samples(X)).all()
+    structure = fitted.tree_structure(0)
+    splits = structure.children_left >= 0
+    assert np.isfinite(structure.threshold[splits]).all()
+    loaded = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(loaded.score_samples(X), fitted.score_samples(X))
+
+
 def test_contamination_sets_the_offset_to_that_percentile():
     X = images_with_bright_patches(500, 25, seed=5)
     assert IsolationForest(random_state=0).fit(X).offset_ == -0.5
