@@ -123,6 +123,8 @@ def test_the_same_forest_for_any_number_of_threads_and_after_pickling(detector):
     assert other._isolation_forest.to_bytes() != bytes_one
 
 
+# scikit-learn's finiteness check sums X, which overflows here (and says so).
+@pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
 @pytest.mark.parametrize("detector", detectors(n_estimators=5, random_state=0))
 def test_projections_that_overflow_still_cut_at_finite_thresholds(detector):
     # Patches of values near float32's largest sum to +-inf: a threshold drawn
