@@ -29,7 +29,7 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
             ("gini", "entropy", "log_loss"), aliases=(("log_loss", "entropy"),)
         ),
         "honest_prior": Options(("ignore", "uniform", "empirical")),
-        "class_weight": ClassWeight(),
+        "class_weight": ClassWeight(subsample=True),
     }
 
     def _validate_training_data(self, X, y):
@@ -56,7 +56,18 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
         return y_index, {"classes_": classes, "n_classes_": len(classes)}
 
     def _task_sample_weight(self, sample_weight, y):
+        if _balanced_per_tree(self.class_weight, self.bootstrap):
+            return sample_weight  # balanced per tree, in the engine
+        if self.class_weight == "balanced_subsample":
+            # Every tree's sample is all of them: scikit-learn's "balanced".
+            return class_weighted(sample_weight, y, "balanced")
         return class_weighted(sample_weight, y, self.class_weight)
+
+    def _engine_params(self, checked, n_features, seed=None):
+        params = super()._engine_params(checked, n_features, seed)
+        balanced = _balanced_per_tree(checked["class_weight"], checked["bootstrap"])
+        params["balanced_classes_per_tree"] = balanced
+        return params
 
     def _fit_engine(
         self, X, y_index, sample_weight, params, n_threads, progress, fitted, trees
@@ -125,3 +136,12 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
     def predict(self, X):
         """The class with the highest mean probability for each sample."""
         return self._predict(X)
+
+
+def _balanced_per_tree(class_weight, bootstrap):
+    """Whether ``class_weight`` balances each tree's bootstrap sample."""
+    return (
+        isinstance(class_weight, str)
+        and class_weight == "balanced_subsample"
+        and (bootstrap)
+    )

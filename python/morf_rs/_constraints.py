@@ -309,18 +309,23 @@ class Needed(Constraint):
 
 @dataclass(frozen=True)
 class ClassWeight(Constraint):
-    """None, "balanced" or a dict {label: weight}; the weights themselves are
-    checked against y when they are computed."""
+    """None, "balanced" (with ``subsample``, also "balanced_subsample") or a dict
+    {label: weight}; the weights themselves are checked against y when they are
+    computed."""
+
+    subsample: bool = False
 
     def check(self, name, value, context):
+        names = ("balanced", "balanced_subsample") if self.subsample else ("balanced",)
         if (
             value is None
-            or (isinstance(value, str) and value == "balanced")
-            or isinstance(value, dict)
+            or (isinstance(value, str) and value in names)
+            or (isinstance(value, dict))
         ):
             return value
+        allowed = ", ".join(repr(n) for n in names)
         raise ValueError(
-            f"{name} must be None, 'balanced' or a dict {{label: weight}}; got "
+            f"{name} must be None, {allowed} or a dict {{label: weight}}; got "
             f"{value!r}."
         )
 

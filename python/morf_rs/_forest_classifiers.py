@@ -126,8 +126,10 @@ class ManifoldObliqueForestClassifier(PatchAtoms, ForestClassifier):
         What a leaf that got no honest sample predicts: nothing (the tree does not
         vote), the uniform distribution (classifiers only), or the tree's whole
         sample: its class frequencies or its mean target.
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes, multiplied into sample_weight.
+    class_weight : dict, "balanced", "balanced_subsample" or None, default=None
+        Weights of the classes, multiplied into sample_weight. "balanced" weighs
+        each class inversely to its frequency in y; "balanced_subsample" does so
+        in each tree's bootstrap sample (as "balanced" without bootstrap).
     n_jobs : int, default=None
         Threads for fit and predict: None is 1, -1 all cores, -2 all but one;
         never more than the available cores.
@@ -213,7 +215,9 @@ class ManifoldObliqueForestClassifier(PatchAtoms, ForestClassifier):
         max_samples: int | float | None = None,
         honest_fraction: float = 0.0,
         honest_prior: Literal["ignore", "uniform", "empirical"] = "empirical",
-        class_weight: Mapping[Any, float] | Literal["balanced"] | None = None,
+        class_weight: Mapping[Any, float]
+        | Literal["balanced", "balanced_subsample"]
+        | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -318,8 +322,10 @@ class SparseObliqueForestClassifier(ObliqueAtoms, ForestClassifier):
         What a leaf that got no honest sample predicts: nothing (the tree does not
         vote), the uniform distribution (classifiers only), or the tree's whole
         sample: its class frequencies or its mean target.
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes, multiplied into sample_weight.
+    class_weight : dict, "balanced", "balanced_subsample" or None, default=None
+        Weights of the classes, multiplied into sample_weight. "balanced" weighs
+        each class inversely to its frequency in y; "balanced_subsample" does so
+        in each tree's bootstrap sample (as "balanced" without bootstrap).
     n_jobs : int, default=None
         Threads for fit and predict: None is 1, -1 all cores, -2 all but one;
         never more than the available cores.
@@ -397,7 +403,9 @@ class SparseObliqueForestClassifier(ObliqueAtoms, ForestClassifier):
         max_samples: int | float | None = None,
         honest_fraction: float = 0.0,
         honest_prior: Literal["ignore", "uniform", "empirical"] = "empirical",
-        class_weight: Mapping[Any, float] | Literal["balanced"] | None = None,
+        class_weight: Mapping[Any, float]
+        | Literal["balanced", "balanced_subsample"]
+        | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,

@@ -103,6 +103,12 @@ impl Forest {
             params.honest_prior,
             params.honest_fraction > 0.0,
         )?;
+        if params.balanced_classes_per_tree && matches!(task, Task::Regression { .. }) {
+            return Err(invalid(
+                "balanced_classes_per_tree",
+                "balances the classes of each tree's sample; regression targets have none",
+            ));
+        }
         let weights = check_sample_weight(sample_weight, n_samples)?;
         let missing_values = rows.check_values()?;
         params.atoms.validate(n_features)?;
@@ -286,9 +292,11 @@ impl TrainingJob<'_, '_> {
             estimation,
         } = TreeSample::draw(self.params, n_samples, self.n_estimation, t);
         let mut atom_rng = Rng::new(self.params.random_state, 2 * t as u64 + 1);
+        let class_weights = self.class_weights(&draws);
         let structure = self.local_samples(
             (0..n_samples as u32).filter(|&r| draws[r as usize] > 0),
             &draws,
+            class_weights.as_deref(),
         );
 
         let mut sampler = self.params.atoms.sampler(rows.n_features);
@@ -306,7 +314,8 @@ impl TrainingJob<'_, '_> {
         )?;
         if self.n_estimation > 0 {
             estimation.iter().for_each(|&row| draws[row as usize] = 1);
-            let estimation = self.local_samples(estimation.iter().copied(), &draws);
+            let estimation =
+                self.local_samples(estimation.iter().copied(), &draws, class_weights.as_deref());
             let mut empirical = vec![0.0; criterion.n_entries()];
             let mut empirical_weight = 0.0;
             for part in [&structure, &estimation] {
@@ -327,11 +336,44 @@ impl TrainingJob<'_, '_> {
         Some(tree)
     }
 
-    /// The samples of `rows` with positive weight, each weighted by its draw count.
-    fn local_samples(&self, rows: impl Iterator<Item = u32>, draws: &[u32]) -> LocalSamples {
+    /// Per class, the weight that balances the classes of a tree's sample, which drew
+    /// row `r` `draws[r]` times; `None` unless the parameters ask for it.
+    fn class_weights(&self, draws: &[u32]) -> Option<Vec<f64>> {
+        let Targets::Classes { labels, n_classes } = self.targets else {
+            return None;
+        };
+        if !self.params.balanced_classes_per_tree {
+            return None;
+        }
+        let mut counts = vec![0u64; n_classes];
+        for (&label, &drawn) in labels.iter().zip(draws) {
+            counts[label as usize] += u64::from(drawn);
+        }
+        let drawn: u64 = counts.iter().sum();
+        let present = counts.iter().filter(|&&n| n > 0).count() as f64;
+        let balanced = |n: u64| match n {
+            0 => 0.0, // a class the tree did not draw has no rows to weigh
+            n => drawn as f64 / (present * n as f64),
+        };
+        Some(counts.into_iter().map(balanced).collect())
+    }
+
+    /// The samples of `rows` with positive weight, each weighted by its draw count
+    /// and, where given, by its class's weight.
+    fn local_samples(
+        &self,
+        rows: impl Iterator<Item = u32>,
+        draws: &[u32],
+        class_weights: Option<&[f64]>,
+    ) -> LocalSamples {
         let mut local = LocalSamples::default();
         for row in rows {
-            let weight = self.weights[row as usize] * draws[row as usize] as f64;
+            let mut weight = self.weights[row as usize] * draws[row as usize] as f64;
+            if let (Some(class_weights), Targets::Classes { labels, .. }) =
+                (class_weights, self.targets)
+            {
+                weight *= class_weights[labels[row as usize] as usize];
+            }
             if weight > 0.0 {
                 local.row_of.push(row);
                 local.weight_of.push(weight);

@@ -86,6 +86,12 @@ pub struct ForestParams {
     pub max_bins: Option<usize>,
     /// Draw each tree's sample with replacement (`bootstrap`); otherwise without.
     pub bootstrap: bool,
+    /// Weight each tree's classes to equal totals over the rows its sample drew
+    /// (scikit-learn's `class_weight="balanced_subsample"`): a row of class `k` counts
+    /// `n / (c n_k)` times its sample weight, the tree having drawn `n` rows (each as
+    /// often as drawn), `n_k` of class `k`, and `c` classes. Classification only.
+    #[serde(default)]
+    pub balanced_classes_per_tree: bool,
     /// Size of each tree's sample; `None` means all available samples (`max_samples`).
     pub max_samples: Option<MaxSamples>,
     /// Fraction of each tree's samples held out to fill the leaves (honest trees);
@@ -115,6 +121,7 @@ impl Default for ForestParams {
             ccp_alpha: 0.0,
             max_bins: None,
             bootstrap: true,
+            balanced_classes_per_tree: false,
             max_samples: None,
             honest_fraction: 0.0,
             honest_prior: HonestPrior::Empirical,

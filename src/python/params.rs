@@ -27,6 +27,7 @@ struct ForestInput {
     ccp_alpha: Option<f64>,
     max_bins: Option<usize>,
     bootstrap: Option<bool>,
+    balanced_classes_per_tree: Option<bool>,
     max_samples: Option<Value>,
     honest_fraction: Option<f64>,
     honest_prior: Option<String>,
@@ -74,6 +75,9 @@ pub(super) fn parse_params(params: &Bound<'_, PyDict>) -> PyResult<ForestParams>
         ccp_alpha: input.ccp_alpha.unwrap_or(defaults.ccp_alpha),
         max_bins: input.max_bins,
         bootstrap: input.bootstrap.unwrap_or(defaults.bootstrap),
+        balanced_classes_per_tree: input
+            .balanced_classes_per_tree
+            .unwrap_or(defaults.balanced_classes_per_tree),
         max_samples: match input.max_samples {
             None => None,
             Some(value) => Some(match count_or_fraction("max_samples", value)? {

@@ -302,6 +302,28 @@ def test_class_weight_reweights_the_classes(forest_class):
     assert 0.2 < share_of_zero("balanced") < 0.8
 
 
+def test_balanced_subsample_balances_each_trees_bootstrap_sample(forest_class):
+    # scikit-learn's rule: a tree weighs class k by n / (c n_k) over the n rows its
+    # bootstrap drew (each as often as drawn), n_k of class k, c classes drawn; so
+    # its leaves hold as much weight of every class, n / c each.
+    X, y = make_blobs_data(n_samples=300, n_features=4, n_classes=2)
+    y = np.where(np.arange(300) % 7 == 0, 2, y)  # a rare third class
+    params = {"n_estimators": 6, "random_state": 0, "min_samples_leaf": 3}
+    forest = forest_class(class_weight="balanced_subsample", **params).fit(X, y)
+    for t, drawn in enumerate(forest.estimators_samples_):
+        tree = forest.tree_structure(t)
+        leaves = tree.children_left < 0
+        totals = tree.value[leaves].T @ tree.weighted_n_node_samples[leaves]
+        np.testing.assert_allclose(totals, len(drawn) / 3, rtol=1e-5)
+        counts = np.bincount(y[drawn], minlength=3)
+        assert counts.max() > 2 * counts.min()  # the sample itself is unbalanced
+    # Without bootstrap every tree's sample is all of them: "balanced".
+    whole = {**params, "bootstrap": False}
+    subsample = forest_class(class_weight="balanced_subsample", **whole).fit(X, y)
+    balanced = forest_class(class_weight="balanced", **whole).fit(X, y)
+    assert subsample._forest.to_bytes() == balanced._forest.to_bytes()
+
+
 @settings(
     max_examples=25,
     deadline=None,

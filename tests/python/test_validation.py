@@ -152,7 +152,7 @@ SHARED_BAD_PARAMS = [
     ({"honest_fraction": 1.0}, ValueError, "honest_fraction must be in \\[0.0, 1.0\\)"),
     ({"honest_fraction": np.nan}, ValueError, "honest_fraction must be in"),
     ({"honest_prior": "none"}, ValueError, "honest_prior must be one of 'ignore'"),
-    ({"class_weight": "balanced_subsample"}, ValueError, "class_weight must be None"),
+    ({"class_weight": "subsample"}, ValueError, "class_weight must be None"),
     ({"n_jobs": 0}, ValueError, "n_jobs=0 does not name a number of threads"),
     ({"n_jobs": "2"}, TypeError, "n_jobs must be None or an int"),
     ({"random_state": "seed"}, ValueError, "cannot be used to seed"),

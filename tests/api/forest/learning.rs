@@ -2,8 +2,8 @@
 //! limits, subsampling and honesty, one class and float64 input.
 
 use morf_rs::{
-    AtomKind, Criterion, Forest, ForestParams, HonestPrior, Inspect, MaxFeatures, MaxSamples,
-    Patches, ScoreOptions,
+    AtomKind, Criterion, Forest, ForestParams, HonestPrior, Inspect, Leaves, MaxFeatures,
+    MaxSamples, Node, Patches, ScoreOptions,
 };
 
 use super::*;
@@ -252,5 +252,64 @@ fn one_class_and_float64_input_work() {
         from32
             .predict_proba(x.view(), &ScoreOptions::new())
             .unwrap()
+    );
+}
+
+#[test]
+fn balanced_classes_per_tree_weigh_every_class_of_a_tree_sample_alike() {
+    // Class 1 is a fifth of the rows; each tree's weights make its classes' totals
+    // equal, n / 2 each over the n rows it drew (each as often as drawn).
+    let (x, mut y) = one_informative_feature(300, 5);
+    y.iter_mut()
+        .enumerate()
+        .for_each(|(i, label)| *label = u32::from(i % 5 == 0));
+    let class_totals = |balanced: bool| -> Vec<([f64; 2], f64)> {
+        let params = ForestParams {
+            n_estimators: 4,
+            balanced_classes_per_tree: balanced,
+            ..ForestParams::default()
+        };
+        let forest = Forest::fit(&params, x.view(), &y, 2, None).unwrap();
+        let per_tree = forest.trees().iter().enumerate().map(|(t, tree)| {
+            let Leaves::Classes { distributions, .. } = tree.leaves() else {
+                panic!("a classifier's leaves hold classes");
+            };
+            let mut totals = [0.0; 2];
+            for (node, &weight) in tree.nodes().iter().zip(tree.node_weights()) {
+                if let Node::Leaf { value: Some(at) } = *node {
+                    for (k, total) in totals.iter_mut().enumerate() {
+                        *total += f64::from(distributions[at as usize + k] * weight);
+                    }
+                }
+            }
+            let drawn: u32 = params.tree_sample_counts(300, t).unwrap().iter().sum();
+            (totals, f64::from(drawn))
+        });
+        per_tree.collect()
+    };
+    for (totals, drawn) in class_totals(true) {
+        for total in totals {
+            assert!(
+                (total - drawn / 2.0).abs() < 1e-3 * drawn,
+                "{totals:?} of {drawn}"
+            );
+        }
+    }
+    for (totals, drawn) in class_totals(false) {
+        assert!(totals[1] < drawn / 3.0, "unweighted: {totals:?} of {drawn}");
+    }
+    // Regression targets have no classes to balance.
+    let params = ForestParams {
+        balanced_classes_per_tree: true,
+        criterion: Criterion::SquaredError,
+        ..ForestParams::default()
+    };
+    let values = ndarray::Array2::from_shape_fn((300, 1), |(i, _)| i as f64);
+    let targets = morf_rs::Targets::Values(values.view());
+    let control = morf_rs::FitControl::new();
+    let error = Forest::fit_with(&params, x.view(), targets, None, 0..1, &control).unwrap_err();
+    assert!(
+        error.to_string().contains("balanced_classes_per_tree"),
+        "{error}"
     );
 }
