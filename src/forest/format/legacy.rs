@@ -1,10 +1,12 @@
-//! Versions 1 and 2 of the saved forest, read through frozen copies of their serde
+//! Versions 1 to 5 of the saved forest, read through frozen copies of their serde
 //! layouts and converted to the current types. These definitions must never change:
 //! they are what the bytes of those versions mean.
 //!
 //! Version 2 only appended `Node::SplitOnFeature` to version 1, so one layout reads
-//! both. Version 3 (and version 1 of boosted models) lacked the trees' windows of
-//! pooled splits, which came after every other field of a tree.
+//! both. Versions 3 to 5 differ from the current forest only in their trees (frozen
+//! as `TreeV3` to `TreeV5`): version 3 (and version 1 of boosted models) lacked the
+//! trees' windows of pooled splits, version 4 their rule on missing cells, version 5
+//! kept impurity decreases in float32.
 
 use serde::Deserialize;
 
@@ -13,56 +15,27 @@ use crate::error::Result;
 use crate::forest::Forest;
 use crate::runtime::frame::decode_exact;
 use crate::tree::Task;
-use crate::tree::{Leaves, Node, Tree, TreeV3, TreeV4, TreeV5};
+use crate::tree::{Leaves, Node, Tree};
 
+/// A version 3, 4 or 5 forest, whose trees are `TreeV3`, `TreeV4` or `TreeV5`. These
+/// definitions must never change.
 #[derive(Deserialize)]
-struct ForestV3 {
+struct ForestOf<OldTree> {
     n_features: usize,
     task: Task,
-    trees: Vec<TreeV3>,
+    trees: Vec<OldTree>,
 }
 
-/// Reads the body of a version 3 forest.
-pub(super) fn read_v3(body: &[u8]) -> Result<Forest> {
-    let saved: ForestV3 = decode_exact(body)?;
+/// Reads the body of a forest of version 3 to 5, whose trees `tree` brings up to date.
+pub(super) fn read_trees_of<OldTree: for<'de> Deserialize<'de>>(
+    body: &[u8],
+    tree: impl Fn(OldTree) -> Tree,
+) -> Result<Forest> {
+    let saved: ForestOf<OldTree> = decode_exact(body)?;
     Ok(Forest::from_trees(
         saved.n_features,
         saved.task,
-        saved.trees.into_iter().map(TreeV3::into_current).collect(),
-    ))
-}
-
-#[derive(Deserialize)]
-struct ForestV4 {
-    n_features: usize,
-    task: Task,
-    trees: Vec<TreeV4>,
-}
-
-/// Reads the body of a version 4 forest.
-pub(super) fn read_v4(body: &[u8]) -> Result<Forest> {
-    let saved: ForestV4 = decode_exact(body)?;
-    Ok(Forest::from_trees(
-        saved.n_features,
-        saved.task,
-        saved.trees.into_iter().map(TreeV4::into_current).collect(),
-    ))
-}
-
-#[derive(Deserialize)]
-struct ForestV5 {
-    n_features: usize,
-    task: Task,
-    trees: Vec<TreeV5>,
-}
-
-/// Reads the body of a version 5 forest.
-pub(super) fn read_v5(body: &[u8]) -> Result<Forest> {
-    let saved: ForestV5 = decode_exact(body)?;
-    Ok(Forest::from_trees(
-        saved.n_features,
-        saved.task,
-        saved.trees.into_iter().map(TreeV5::into_current).collect(),
+        saved.trees.into_iter().map(tree).collect(),
     ))
 }
 

@@ -17,6 +17,7 @@ mod validate;
 use super::Forest;
 use crate::error::Result;
 use crate::runtime::frame::{decode_exact, Framing};
+use crate::tree::{TreeV3, TreeV4, TreeV5};
 
 /// Version of the saved layout; bumped whenever it changes.
 pub const FORMAT_VERSION: u16 = 6;
@@ -45,9 +46,9 @@ impl Forest {
         let (version, body) = FOREST_FRAMING.open(bytes)?;
         let forest = match version {
             1 | 2 => legacy::read_v2(body)?,
-            3 => legacy::read_v3(body)?,
-            4 => legacy::read_v4(body)?,
-            5 => legacy::read_v5(body)?,
+            3 => legacy::read_trees_of(body, TreeV3::into_current)?,
+            4 => legacy::read_trees_of(body, TreeV4::into_current)?,
+            5 => legacy::read_trees_of(body, TreeV5::into_current)?,
             _ => decode_exact::<Forest>(body)?,
         };
         forest.validate()?;
