@@ -140,8 +140,5 @@ class ForestClassifier(ClassifierMixin, BaseObliqueForest):
 
 def _balanced_per_tree(class_weight, bootstrap):
     """Whether ``class_weight`` balances each tree's bootstrap sample."""
-    return (
-        isinstance(class_weight, str)
-        and class_weight == "balanced_subsample"
-        and (bootstrap)
-    )
+    per_tree = isinstance(class_weight, str) and class_weight == "balanced_subsample"
+    return per_tree and bool(bootstrap)
