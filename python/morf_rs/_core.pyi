@@ -66,6 +66,7 @@ class _Params(TypedDict, total=False):
     max_leaf_nodes: int | None
     ccp_alpha: float
     bootstrap: bool
+    balanced_classes_per_tree: bool
     max_samples: int | float | None
     honest_fraction: float
     honest_prior: Literal["ignore", "uniform", "empirical"]
