@@ -10,7 +10,6 @@ class indices or float64 values, weights as float64.
 
 from __future__ import annotations
 
-import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -192,29 +191,6 @@ class BaseObliqueForest(ExplainContributions, InspectTrees, BaseTreeEnsemble):
     def _warm_start_targets(self):
         """What the fitted forest fixes of the targets (a classifier's classes)."""
         return {}
-
-    def _trees_to_add(self, previous, n_estimators, n_features):
-        """The range of trees warm_start grows on top of ``previous``."""
-        if self.n_features_in_ != n_features:
-            raise ValueError(
-                f"warm_start adds trees to a forest of {n_features} features, but X "
-                f"has {self.n_features_in_}; fit with warm_start=False for new data."
-            )
-        n_fitted = previous.n_estimators
-        if n_estimators < n_fitted:
-            raise ValueError(
-                f"n_estimators={n_estimators} must be at least the {n_fitted} trees "
-                "already fitted when warm_start=True; set warm_start=False to fit "
-                "a new forest."
-            )
-        if n_estimators == n_fitted:
-            warnings.warn(
-                "Warm-start fitting without increasing n_estimators does not fit "
-                "new trees.",
-                UserWarning,
-                stacklevel=4,
-            )
-        return (n_fitted, n_estimators)
 
     def _engine_params(self, checked, n_features, seed=None):
         """What the engine grows the forest with, from the ``checked`` parameters;

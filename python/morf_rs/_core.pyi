@@ -77,6 +77,7 @@ def fit_unsupervised(
     criterion: Literal["twomeans", "fastbic"],
     params: _Params,
     n_threads: int,
+    trees: tuple[int, int] | None = None,
 ) -> tuple[Forest, npt.NDArray[np.int64]]: ...
 def similarity_matrix(
     leaves: npt.NDArray[np.int64], n_threads: int

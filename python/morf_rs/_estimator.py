@@ -11,6 +11,7 @@ pickling through the engine model's bytes.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -62,6 +63,29 @@ class BaseTreeEnsemble(PersistThroughBytes, BaseEstimator):
         raises, interrupted (Ctrl-C) or not, leaves the estimator as it was, and
         two threads fitting it leave the complete state of one fit."""
         return fit_and_swap(self, type(self)._fit, X, y, sample_weight)
+
+    def _trees_to_add(self, previous, n_estimators, n_features):
+        """The range of trees warm_start grows on top of ``previous``."""
+        if self.n_features_in_ != n_features:
+            raise ValueError(
+                f"warm_start adds trees to a forest of {n_features} features, but X "
+                f"has {self.n_features_in_}; fit with warm_start=False for new data."
+            )
+        n_fitted = previous.n_estimators
+        if n_estimators < n_fitted:
+            raise ValueError(
+                f"n_estimators={n_estimators} must be at least the {n_fitted} trees "
+                "already fitted when warm_start=True; set warm_start=False to fit "
+                "a new forest."
+            )
+        if n_estimators == n_fitted:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit "
+                "new trees.",
+                UserWarning,
+                stacklevel=4,
+            )
+        return (n_fitted, n_estimators)
 
     def _validate_params(self, n_samples: int, n_features: int) -> dict[str, Any]:
         """Every parameter checked against ``_parameter_constraints`` for an X of

@@ -81,6 +81,7 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
         "linkage": Options(("average", "complete", "single")),
         "n_jobs": NJobs(),
         "random_state": RandomState(),
+        "warm_start": Bool(),
     }
 
     def __sklearn_tags__(self):
@@ -112,6 +113,8 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
 
     def _fit(self, X, y, sample_weight):
         refuse_text(X)
+        # The features a warm start adds trees for (validating X resets them).
+        n_features = getattr(self, "n_features_in_", None)
         try:
             X = validate_data(self, X, **_X_CHECKS)
         except (ValueError, TypeError) as error:
@@ -120,11 +123,30 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
         params = {name: checked[name] for name in _ENGINE_PARAMS}
         params["atoms"] = self._atoms
         params.update(self._atom_params(X.shape[1]))
-        params["random_state"] = self._draw_seed()
+        previous = getattr(self, "_forest", None) if checked["warm_start"] else None
+        trees = None
+        if previous is not None and not hasattr(self, "_engine_params_"):
+            raise ValueError(
+                "this forest was fitted by an older version of morf_rs and cannot "
+                "take more trees; fit it with warm_start=False."
+            )
+        if previous is not None:
+            # The same forest, more trees: the trees already grown keep their seed.
+            params["random_state"] = self._engine_params_["random_state"]
+            trees = self._trees_to_add(previous, params["n_estimators"], n_features)
+        else:
+            params["random_state"] = self._draw_seed()
         n_threads = checked["n_jobs"]
-        self._forest, leaves = fit_unsupervised(
-            X, checked["criterion"], params, n_threads
-        )
+        if trees is None or trees[0] < trees[1]:
+            forest, leaves = fit_unsupervised(
+                X, checked["criterion"], params, n_threads, trees
+            )
+            self._forest = (
+                forest if previous is None else Forest.merge([previous, forest])
+            )
+        if previous is not None:
+            leaves = self._leaves(X, n_threads)
+        self._engine_params_ = params
         self.labels_ = self._cluster(leaves, checked)
         return self
 

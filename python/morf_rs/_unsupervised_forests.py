@@ -68,6 +68,10 @@ class UnsupervisedRandomForest(AxisAtoms, UnsupervisedForest):
         but one; never more than the available cores.
     random_state : int, RandomState instance or None, default=None
         Seed of the trees; the same int gives the same forest for any n_jobs.
+    warm_start : bool, default=False
+        Refit adds trees to the fitted forest (up to ``n_estimators``, on the
+        data and settings of the first fit) and clusters again with all of them:
+        the forest grown at once with as many trees.
 
     Attributes
     ----------
@@ -113,6 +117,7 @@ class UnsupervisedRandomForest(AxisAtoms, UnsupervisedForest):
         linkage: Literal["average", "complete", "single"] = "average",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
         self.max_features = max_features
@@ -126,6 +131,7 @@ class UnsupervisedRandomForest(AxisAtoms, UnsupervisedForest):
         self.linkage = linkage
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start
 
 
 class UnsupervisedSparseObliqueForest(ObliqueAtoms, UnsupervisedForest):
@@ -174,6 +180,10 @@ class UnsupervisedSparseObliqueForest(ObliqueAtoms, UnsupervisedForest):
         but one; never more than the available cores.
     random_state : int, RandomState instance or None, default=None
         Seed of the trees; the same int gives the same forest for any n_jobs.
+    warm_start : bool, default=False
+        Refit adds trees to the fitted forest (up to ``n_estimators``, on the
+        data and settings of the first fit) and clusters again with all of them:
+        the forest grown at once with as many trees.
 
     Attributes
     ----------
@@ -218,6 +228,7 @@ class UnsupervisedSparseObliqueForest(ObliqueAtoms, UnsupervisedForest):
         linkage: Literal["average", "complete", "single"] = "average",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
         self.feature_combinations = feature_combinations
@@ -232,6 +243,7 @@ class UnsupervisedSparseObliqueForest(ObliqueAtoms, UnsupervisedForest):
         self.linkage = linkage
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start
 
 
 class UnsupervisedManifoldObliqueForest(PatchAtoms, UnsupervisedForest):
@@ -293,6 +305,10 @@ class UnsupervisedManifoldObliqueForest(PatchAtoms, UnsupervisedForest):
         but one; never more than the available cores.
     random_state : int, RandomState instance or None, default=None
         Seed of the trees; the same int gives the same forest for any n_jobs.
+    warm_start : bool, default=False
+        Refit adds trees to the fitted forest (up to ``n_estimators``, on the
+        data and settings of the first fit) and clusters again with all of them:
+        the forest grown at once with as many trees.
 
     Attributes
     ----------
@@ -348,6 +364,7 @@ class UnsupervisedManifoldObliqueForest(PatchAtoms, UnsupervisedForest):
         linkage: Literal["average", "complete", "single"] = "average",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
         self.image_shape = image_shape
@@ -367,3 +384,4 @@ class UnsupervisedManifoldObliqueForest(PatchAtoms, UnsupervisedForest):
         self.linkage = linkage
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start

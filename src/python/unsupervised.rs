@@ -19,15 +19,18 @@ use crate::{
 
 /// Trains an unsupervised forest on `x` with `criterion` ("twomeans" or "fastbic") and
 /// the forest parameters `params` (those an unsupervised forest has); Ctrl-C stops it.
-/// The forest, and the leaf id each row of `x` reaches in each tree, shape
-/// (n_samples, n_trees).
+/// `trees` `(start, stop)` grows only those trees of the forest (a warm start's new
+/// ones), None all of them. The forest, and the leaf id each row of `x` reaches in
+/// each of its trees, shape (n_samples, n_trees).
 #[pyfunction]
+#[pyo3(signature = (x, criterion, params, n_threads, trees=None))]
 pub(super) fn fit_unsupervised<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     criterion: &str,
     params: &Bound<'py, PyDict>,
     n_threads: usize,
+    trees: Option<(usize, usize)>,
 ) -> PyResult<(PyForest, Bound<'py, PyArray2<i64>>)> {
     guarded(|| {
         let forest = parse_params(params)?;
@@ -54,7 +57,10 @@ pub(super) fn fit_unsupervised<'py>(
         let (fitted, leaves) = with_view!(samples, |view| run_interruptible(
             py,
             &cancel,
-            || UnsupervisedForest::fit_with_leaves(&params, view, &control),
+            || {
+                let (start, stop) = trees.unwrap_or((0, params.n_estimators));
+                UnsupervisedForest::fit_trees_with_leaves(&params, view, start..stop, &control)
+            },
             || Ok(())
         ))?
         .map_err(value_error)?;

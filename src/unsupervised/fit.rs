@@ -1,6 +1,7 @@
 //! Training an unsupervised forest: every tree grown in parallel from its own random
 //! streams, as a supervised forest's are.
 
+use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 
 use ndarray::{aview1, Array2, ArrayView2};
@@ -43,7 +44,7 @@ impl UnsupervisedForest {
         x: ArrayView2<'_, T>,
         control: &FitControl<'_>,
     ) -> Result<UnsupervisedForest> {
-        Ok(UnsupervisedForest::grow(params, x, control)?.0)
+        Ok(UnsupervisedForest::grow(params, x, 0..params.n_estimators, control)?.0)
     }
 
     /// Trains as [`UnsupervisedForest::fit_with`] does, and gives the id of the leaf
@@ -57,7 +58,31 @@ impl UnsupervisedForest {
         x: ArrayView2<'_, T>,
         control: &FitControl<'_>,
     ) -> Result<(UnsupervisedForest, Array2<u32>)> {
-        let (forest, training_leaves) = UnsupervisedForest::grow(params, x, control)?;
+        let all = 0..params.n_estimators;
+        UnsupervisedForest::fit_trees_with_leaves(params, x, all, control)
+    }
+
+    /// [`UnsupervisedForest::fit_with_leaves`] growing only trees `trees` (within
+    /// `0..params.n_estimators`) of the forest `params` describe: each from the
+    /// streams of its own index, so that the shares of one forest grown apart and
+    /// merged ([`Forest::merge`]) are the forest grown at once (scikit-learn's
+    /// `warm_start` adds trees this way).
+    pub fn fit_trees_with_leaves<T: Feature>(
+        params: &UnsupervisedParams,
+        x: ArrayView2<'_, T>,
+        trees: Range<usize>,
+        control: &FitControl<'_>,
+    ) -> Result<(UnsupervisedForest, Array2<u32>)> {
+        if trees.is_empty() || trees.end > params.n_estimators {
+            return Err(invalid(
+                "trees",
+                format!(
+                    "{trees:?} is no range of trees within the forest's {}",
+                    params.n_estimators
+                ),
+            ));
+        }
+        let (forest, training_leaves) = UnsupervisedForest::grow(params, x, trees, control)?;
         let n_samples = x.nrows();
         let leaves = match training_leaves.into_iter().collect::<Option<Vec<_>>>() {
             Some(trees) => {
@@ -82,6 +107,7 @@ impl UnsupervisedForest {
     fn grow<T: Feature>(
         params: &UnsupervisedParams,
         x: ArrayView2<'_, T>,
+        trees: Range<usize>,
         control: &FitControl<'_>,
     ) -> Result<(UnsupervisedForest, Vec<Option<Vec<u32>>>)> {
         let forest_params = params.as_forest_params();
@@ -123,7 +149,7 @@ impl UnsupervisedForest {
                 whole_values,
             },
             cancel: control.cancel_flag(),
-            counter: TreeCounter::new(control, params.n_estimators),
+            counter: TreeCounter::new(control, trees.len()),
         };
         // X of whole values in 0..=255 (images) is searched through a byte copy: the
         // same projections from a quarter of the memory traffic of float32 rows.
@@ -139,10 +165,14 @@ impl UnsupervisedForest {
             FastBic::new()
         };
         let trees = with_threads(params.n_threads, || match (params.criterion, byte_valued) {
-            (ClusteringCriterion::TwoMeans, false) => job.grow_trees(&TwoMeans, &rows),
-            (ClusteringCriterion::FastBic, false) => job.grow_trees(&fast_bic, &rows),
-            (ClusteringCriterion::TwoMeans, true) => job.grow_trees(&TwoMeans, &rows.to_bytes()),
-            (ClusteringCriterion::FastBic, true) => job.grow_trees(&fast_bic, &rows.to_bytes()),
+            (ClusteringCriterion::TwoMeans, false) => job.grow_trees(&TwoMeans, &rows, trees),
+            (ClusteringCriterion::FastBic, false) => job.grow_trees(&fast_bic, &rows, trees),
+            (ClusteringCriterion::TwoMeans, true) => {
+                job.grow_trees(&TwoMeans, &rows.to_bytes(), trees)
+            }
+            (ClusteringCriterion::FastBic, true) => {
+                job.grow_trees(&fast_bic, &rows.to_bytes(), trees)
+            }
         })?;
         let (trees, training_leaves) = trees
             .into_iter()
@@ -165,14 +195,15 @@ struct UnsupervisedJob<'a> {
 }
 
 impl UnsupervisedJob<'_> {
-    /// Grows every tree in parallel on the current thread pool; `Err(Cancelled)` once
-    /// the cancel flag is set.
+    /// Grows trees `trees` in parallel on the current thread pool; `Err(Cancelled)`
+    /// once the cancel flag is set.
     fn grow_trees<C: AtomCosts, T: Feature>(
         &self,
         criterion: &C,
         rows: &Rows<'_, T>,
+        trees: Range<usize>,
     ) -> Result<Vec<GrownUnsupervisedTree>> {
-        (0..self.params.n_estimators)
+        trees
             .into_par_iter()
             .map_init(UnsupervisedScratch::default, |scratch, t| {
                 let tree = self.grow(criterion, rows, t, scratch);

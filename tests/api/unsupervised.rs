@@ -3,7 +3,7 @@
 
 use morf_rs::rng::Rng;
 use morf_rs::{
-    similarity_from_leaves, AtomKind, ClusteringCriterion, FitControl, Inspect, MaxSamples,
+    similarity_from_leaves, AtomKind, ClusteringCriterion, FitControl, Forest, Inspect, MaxSamples,
     Patches, ScoreOptions, UnsupervisedForest, UnsupervisedParams,
 };
 use ndarray::Array2;
@@ -189,5 +189,29 @@ fn the_leaves_given_with_the_fit_are_those_the_rows_reach() {
                 assert_eq!(leaves, reached, "{atoms:?}, bootstrap {bootstrap}");
             }
         }
+    }
+}
+
+#[test]
+fn trees_grown_apart_and_merged_are_the_forest_grown_at_once() {
+    let (x, _) = three_groups();
+    let control = FitControl::new();
+    let params = UnsupervisedParams {
+        bootstrap: true,
+        ..params(AtomKind::AxisAligned, ClusteringCriterion::FastBic)
+    };
+    let grow =
+        |trees| UnsupervisedForest::fit_trees_with_leaves(&params, x.view(), trees, &control);
+    let (first, first_leaves) = grow(0..15).unwrap();
+    let (rest, rest_leaves) = grow(15..40).unwrap();
+    let merged = Forest::merge([first.into_forest(), rest.into_forest()]).unwrap();
+    let at_once = UnsupervisedForest::fit(&params, x.view()).unwrap();
+    assert_eq!(&merged, at_once.forest());
+    let (_, all_leaves) = grow(0..40).unwrap();
+    let joined = ndarray::concatenate![ndarray::Axis(1), first_leaves, rest_leaves];
+    assert_eq!(joined, all_leaves);
+    for trees in [0..0, 30..41] {
+        let error = grow(trees).unwrap_err().to_string();
+        assert!(error.contains("no range of trees"), "{error}");
     }
 }

@@ -157,6 +157,28 @@ def test_the_forest_is_the_same_for_any_number_of_threads(cls):
     np.testing.assert_array_equal(one.labels_, two.labels_)
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_warm_start_grows_the_forest_grown_at_once(cls, bootstrap):
+    X, _ = make_blobs(150, centers=3, n_features=9, random_state=2)
+    params = {"bootstrap": bootstrap, "n_clusters": 3}
+    # A RandomState draws the seed at the first fit; the added trees keep that one.
+    rng = np.random.RandomState
+    warm = cls(n_estimators=4, warm_start=True, random_state=rng(7), **params).fit(X)
+    warm.set_params(n_estimators=10).fit(X)
+    once = cls(n_estimators=10, random_state=rng(7), **params).fit(X)
+    assert warm._forest.n_estimators == 10
+    assert warm._forest.to_bytes() == once._forest.to_bytes()
+    np.testing.assert_array_equal(warm.labels_, once.labels_)
+    with pytest.warns(UserWarning, match="without increasing n_estimators"):
+        warm.fit(X)
+    assert warm._forest.to_bytes() == once._forest.to_bytes()
+    with pytest.raises(ValueError, match="must be at least the 10 trees"):
+        warm.set_params(n_estimators=5).fit(X)
+    with pytest.raises(ValueError, match="forest of 9 features"):
+        warm.set_params(n_estimators=12).fit(X[:, :8])
+
+
 def test_a_pickled_forest_gives_the_same_similarity():
     X, _ = make_blobs(60, centers=2, n_features=5, random_state=4)
     forest = UnsupervisedSparseObliqueForest(n_estimators=10, random_state=0).fit(X)
