@@ -222,7 +222,14 @@ def _read_chunks(path, model, requested_rows):
 
         step = requested_rows or 65_536
         # A first pass counts the rows, so that the output has its size at once.
-        n_rows = sum(len(c) for c in pd.read_csv(path, chunksize=step, usecols=[0]))
+        try:
+            chunks = pd.read_csv(path, chunksize=step, usecols=[0])
+            n_rows = sum(len(c) for c in chunks)
+        except (pd.errors.EmptyDataError, pd.errors.ParserError) as error:
+            raise ValueError(
+                f"{path} cannot be read as CSV rows ({error}); give a header row and "
+                "one column per feature."
+            ) from None
         return n_rows, (_frame(c, model) for c in pd.read_csv(path, chunksize=step))
     raise ValueError(f"{path}: give a .npy, .parquet or .csv input file.")
 

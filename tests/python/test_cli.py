@@ -203,11 +203,13 @@ def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path, capsys):
     np.save(tmp_path / "wide.npy", np.zeros((5, 17)))
     np.save(tmp_path / "flat.npy", np.zeros(16))
     np.save(tmp_path / "objects.npy", np.array([[None] * 16]), allow_pickle=True)
+    (tmp_path / "empty.csv").write_text("")
     for name, message in (
         ("wide.npy", "17 features"),
         ("flat.npy", "2-D array"),
         ("objects.npy", "cannot be read as an array of numbers"),
         ("missing.npy", "No such file"),
+        ("empty.csv", "empty.csv cannot be read as CSV rows"),
     ):
         line = _one_line_error_in_process(
             capsys, "predict", directory / "model.morf", tmp_path / name,
