@@ -7,11 +7,6 @@ use serde::Deserialize;
 use super::{Leaves, Node, Tree};
 use crate::atoms::{MissingCells, Window};
 
-/// Impurity decreases as versions before float64 ones kept them.
-fn widened(decreases: Vec<f32>) -> Vec<f64> {
-    decreases.into_iter().map(f64::from).collect()
-}
-
 /// A tree of forest version 3 and boosted version 1. Its nodes and leaves read as the
 /// current types: `Node::SplitPooled` came after every variant they held, and
 /// `Leaves` has not changed since.
@@ -27,19 +22,19 @@ pub(crate) struct TreeV3 {
 }
 
 impl TreeV3 {
-    /// The tree, without pooled splits.
+    /// The tree, without pooled splits: a version 4 tree without windows.
     pub(crate) fn into_current(self) -> Tree {
-        Tree {
+        TreeV4 {
             nodes: self.nodes,
-            impurity_decreases: widened(self.impurity_decreases),
+            impurity_decreases: self.impurity_decreases,
             node_samples: self.node_samples,
             node_weights: self.node_weights,
             atom_indices: self.atom_indices,
             atom_weights: self.atom_weights,
             leaves: self.leaves,
             windows: Vec::new(),
-            missing_cells: MissingCells::AnyCellMissing,
         }
+        .into_current()
     }
 }
 
@@ -59,11 +54,12 @@ pub(crate) struct TreeV4 {
 }
 
 impl TreeV4 {
-    /// The tree, scored with the rule it was grown with.
+    /// The tree, scored with the rule it was grown with: a version 5 tree of that
+    /// rule.
     pub(crate) fn into_current(self) -> Tree {
-        Tree {
+        TreeV5 {
             nodes: self.nodes,
-            impurity_decreases: widened(self.impurity_decreases),
+            impurity_decreases: self.impurity_decreases,
             node_samples: self.node_samples,
             node_weights: self.node_weights,
             atom_indices: self.atom_indices,
@@ -72,6 +68,7 @@ impl TreeV4 {
             windows: self.windows,
             missing_cells: MissingCells::AnyCellMissing,
         }
+        .into_current()
     }
 }
 
@@ -96,7 +93,7 @@ impl TreeV5 {
     pub(crate) fn into_current(self) -> Tree {
         Tree {
             nodes: self.nodes,
-            impurity_decreases: widened(self.impurity_decreases),
+            impurity_decreases: self.impurity_decreases.into_iter().map(f64::from).collect(),
             node_samples: self.node_samples,
             node_weights: self.node_weights,
             atom_indices: self.atom_indices,
