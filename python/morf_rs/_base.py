@@ -177,17 +177,6 @@ class BaseObliqueForest(ExplainContributions, InspectTrees, BaseTreeEnsemble):
             self._set_oob_attributes(oob, targets, oob_score)
         return self
 
-    def _warm_start_forest(self):
-        """The fitted forest that warm_start adds trees to, if any."""
-        if not hasattr(self, "_forest"):
-            return None
-        if not hasattr(self, "_engine_params_"):
-            raise ValueError(
-                "this forest was fitted by an older version of morf_rs and cannot "
-                "take more trees; fit it with warm_start=False."
-            )
-        return self._forest
-
     def _warm_start_targets(self):
         """What the fitted forest fixes of the targets (a classifier's classes)."""
         return {}

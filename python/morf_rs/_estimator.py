@@ -64,6 +64,17 @@ class BaseTreeEnsemble(PersistThroughBytes, BaseEstimator):
         two threads fitting it leave the complete state of one fit."""
         return fit_and_swap(self, type(self)._fit, X, y, sample_weight)
 
+    def _warm_start_forest(self):
+        """The fitted forest that warm_start adds trees to, if any."""
+        if not hasattr(self, "_forest"):
+            return None
+        if not hasattr(self, "_engine_params_"):
+            raise ValueError(
+                "this forest was fitted by an older version of morf_rs and cannot "
+                "take more trees; fit it with warm_start=False."
+            )
+        return self._forest
+
     def _trees_to_add(self, previous, n_estimators, n_features):
         """The range of trees warm_start grows on top of ``previous``."""
         if self.n_features_in_ != n_features:

@@ -123,13 +123,8 @@ class UnsupervisedForest(TransformerMixin, ClusterMixin, BaseTreeEnsemble):
         params = {name: checked[name] for name in _ENGINE_PARAMS}
         params["atoms"] = self._atoms
         params.update(self._atom_params(X.shape[1]))
-        previous = getattr(self, "_forest", None) if checked["warm_start"] else None
+        previous = self._warm_start_forest() if checked["warm_start"] else None
         trees = None
-        if previous is not None and not hasattr(self, "_engine_params_"):
-            raise ValueError(
-                "this forest was fitted by an older version of morf_rs and cannot "
-                "take more trees; fit it with warm_start=False."
-            )
         if previous is not None:
             # The same forest, more trees: the trees already grown keep their seed.
             params["random_state"] = self._engine_params_["random_state"]
