@@ -295,16 +295,17 @@ class AutoOrBool(Constraint):
 
 @dataclass(frozen=True)
 class Needed(Constraint):
-    """``constraint``, checked only when the parameter ``when`` was checked True
-    (validation_fraction only matters with early stopping); None otherwise."""
+    """``constraint``, whose value is used only when the parameter ``when`` was
+    checked True (validation_fraction only matters with early stopping); None
+    otherwise. It is checked either way, as scikit-learn does: early_stopping="auto"
+    turns on with more samples, and a bad value should not wait for that to fail."""
 
     when: str
     constraint: Constraint
 
     def check(self, name, value, context):
-        if not context[self.when]:
-            return None
-        return self.constraint.check(name, value, context)
+        checked = self.constraint.check(name, value, context)
+        return checked if context[self.when] else None
 
 
 @dataclass(frozen=True)

@@ -24,21 +24,26 @@ Y = np.arange(40) % 2
 @pytest.mark.parametrize("cls", PUBLIC_ESTIMATORS, ids=lambda cls: cls.__name__)
 def test_a_value_of_no_allowed_kind_is_refused_naming_the_parameter(cls):
     for name in inspect.signature(cls).parameters:
-        # validation_fraction matters, and is checked, only with early stopping.
-        others = {"early_stopping": True} if name == "validation_fraction" else {}
-        model = cls(n_estimators=2, **others).set_params(**{name: object()})
+        model = cls(n_estimators=2).set_params(**{name: object()})
         with pytest.raises((TypeError, ValueError), match=name):
             model.fit(X, Y)
         assert model.get_params()[name] is not None  # stored unchanged
 
 
-def test_validation_fraction_is_checked_only_with_early_stopping():
-    params = {"n_estimators": 2, "validation_fraction": 1.5}
-    GradientBoostingClassifier(**params, early_stopping=False).fit(X, Y)
-    with pytest.raises(
-        ValueError, match=r"validation_fraction must be in \(0.0, 1.0\)"
-    ):
-        GradientBoostingClassifier(**params, early_stopping=True).fit(X, Y)
+def test_validation_fraction_is_checked_also_without_early_stopping():
+    # "auto" turns early stopping on above 10,000 samples: a bad value must fail
+    # on the small fit too, not only once the data grows.
+    for early_stopping in (False, "auto", True):
+        for value in (1.5, 0.0, -1, "a"):
+            model = GradientBoostingClassifier(
+                n_estimators=2, early_stopping=early_stopping, validation_fraction=value
+            )
+            with pytest.raises((TypeError, ValueError), match="validation_fraction"):
+                model.fit(X, Y)
+    # A count beyond the samples matters only when samples are held out.
+    GradientBoostingClassifier(
+        n_estimators=2, early_stopping=False, validation_fraction=500
+    ).fit(X, Y)
 
 
 def test_checked_values_are_what_the_engine_grows_with():
