@@ -34,6 +34,9 @@
 //!   (the maximum or minimum; the first in the window's order among ties), as above;
 //!   where the pooled value is missing, equally among the window's missing features.
 //!
+//! `x_j` is the cell as the model reads it, in float32: float64 X shares as its
+//! float32 copy does.
+//!
 //! # What the values sum to
 //!
 //! The values of a row, output by output, plus the expected value give the model's

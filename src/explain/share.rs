@@ -93,7 +93,7 @@ fn share_block_here<T: Feature, const N: usize>(
     }
     scratch.scaled.resize(width, Lanes::ZERO);
     scratch.sizes.clear();
-    let size = |j: usize| Lanes(std::array::from_fn(|l| rows[l][j].to_f64().abs()));
+    let size = |j: usize| Lanes(std::array::from_fn(|l| cell_value(rows[l][j]).abs()));
     scratch.sizes.extend((0..n_features).map(size));
     // The lanes explained: the block's last lanes may repeat its last row.
     let explained = Lanes::indicator(|l| l < n);
@@ -155,7 +155,7 @@ fn share_block_here<T: Feature, const N: usize>(
             let size = if x.is_missing() {
                 0.0
             } else {
-                x.to_f64().abs()
+                cell_value(x).abs()
             };
             for ((o, t), w) in out.iter_mut().zip(by_terms).zip(by_weights) {
                 *o += size * t.0[l] + w.0[l];
@@ -245,7 +245,7 @@ fn share_terms<T: Feature>(
         if x.is_missing() {
             break;
         }
-        let size = (w as f64 * x.to_f64()).abs();
+        let size = (w as f64 * cell_value(x)).abs();
         shares.push((i, size));
         total += size;
     }
@@ -263,7 +263,7 @@ fn share_terms<T: Feature>(
         // Every term present, or under the rescaled rule the present ones, which
         // alone make the projection.
         let present = terms.filter(|t| !is_missing(t));
-        let size = |(i, w): (u32, f32)| (w as f64 * row[i as usize].to_f64()).abs();
+        let size = |(i, w): (u32, f32)| (w as f64 * cell_value(row[i as usize])).abs();
         shares.extend(present.clone().map(|term| (term.0, size(term))));
         if shares.iter().all(|&(_, s)| s == 0.0) {
             shares.clear();
@@ -286,7 +286,7 @@ fn share_pooled<T: Feature>(
         let cell = |index: u32| window.shifted(index, shift).expect("a checked window");
         let mut response = 0.0f64;
         for (&index, &weight) in atom.indices.iter().zip(atom.weights) {
-            response += weight as f64 * row[cell(index) as usize].to_f64();
+            response += weight as f64 * cell_value(row[cell(index) as usize]);
         }
         if response.is_nan() && atom.missing == MissingCells::RescaledPresent {
             // The rescaled response the projection reduced; still missing when every
@@ -334,6 +334,14 @@ fn share_pooled<T: Feature>(
             (cell, weight)
         });
     share_terms(terms, atom.missing, row, shares);
+}
+
+/// A cell as the model reads it: in float32, so that float64 X shares as its float32
+/// copy does (a float64 cell below float32's range is 0 to the model, not a term to
+/// divide by).
+#[inline(always)]
+fn cell_value<T: Feature>(x: T) -> f64 {
+    x.to_f32() as f64
 }
 
 /// Scales the shares to sum 1 (equal shares where they sum to 0).

@@ -303,3 +303,23 @@ def test_every_dtype_of_X_gives_the_values_of_its_float32_copy(dtype):
     float_atoms = forest.predict_contributions(as_float, per_atom=True)
     np.testing.assert_array_equal(atoms.sample, float_atoms.sample)
     np.testing.assert_array_equal(atoms.values, float_atoms.values)
+
+
+@pytest.mark.parametrize("name", ["SPORF", "MORF", "pooled"])
+def test_float64_X_is_shared_as_its_float32_copy_even_below_float32s_range(name):
+    # The model reads float64 cells as float32: sharing must too, or the shares
+    # differ in the last bits and a cell too small for float32 (0 to the model)
+    # becomes a term whose inverse overflows.
+    X, y = images(200, 3, missing=False)
+    forest = FORESTS[name](n_estimators=5, random_state=0).fit(X, y)
+    X_test = X[:40].astype(np.float64) * 1.1
+    X_test[:10] *= 1e-310
+    as_float32 = X_test.astype(np.float32)
+    contributions = forest.predict_contributions(X_test)
+    assert np.isfinite(contributions).all()
+    np.testing.assert_array_equal(
+        contributions, forest.predict_contributions(as_float32)
+    )
+    np.testing.assert_allclose(
+        contributions.sum(axis=1), forest.predict_proba(X_test), atol=1e-12
+    )
