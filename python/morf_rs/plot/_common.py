@@ -66,6 +66,9 @@ def grid(image_shape, n_features):
 
 
 def numbers(name, values):
+    if np.iscomplexobj(values):
+        # float64 would drop the imaginary parts with only a warning.
+        raise TypeError(f"{name} must be an array of real numbers, got complex ones.")
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:

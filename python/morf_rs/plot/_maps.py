@@ -167,6 +167,8 @@ def contribution_map(
             "contributions[i, :-1, k] (sample i, output k, without the expected "
             "value)."
         )
+    if values.size == 0:
+        raise ValueError("values is empty; give one contribution per feature.")
     if not np.all(np.isfinite(values)):
         raise ValueError("values contains NaN or infinity; contributions are finite.")
     n_features = len(values)
