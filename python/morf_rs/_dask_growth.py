@@ -72,6 +72,7 @@ def grow_shares(client, model, futures, training_data, nthreads):
             trees,
             nthreads[worker],
             fixed_targets,
+            training_data == "partitions",
             workers=[worker],
             allow_other_workers=True,
             pure=False,
@@ -102,14 +103,27 @@ def is_fitted_attribute(name):
     return name == "_forest" or (name.endswith("_") and not name.startswith("__"))
 
 
-def grow_share(model, parts, seed, trees, n_threads, fixed_targets):
-    """On a worker: grow trees ``trees`` on the rows of ``parts``, in order."""
+def grow_share(model, parts, seed, trees, n_threads, fixed_targets, own_rows):
+    """On a worker: grow trees ``trees`` on the rows of ``parts``, in order;
+    ``own_rows``: the parts are this worker's partition, not the whole set."""
     X = concat([part[0] for part in parts])
     y = concat([part[1] for part in parts])
     weights = [part[2] for part in parts]
     sample_weight = None if weights[0] is None else concat(weights)
     model.set_params(n_jobs=n_threads, verbose=0)
-    return model._fit(X, y, sample_weight, seed=seed, trees=trees, **fixed_targets)
+    try:
+        return model._fit(X, y, sample_weight, seed=seed, trees=trees, **fixed_targets)
+    except (ValueError, TypeError) as error:
+        if not own_rows:
+            raise
+        # The whole set may be fine where one worker's rows are not (all their
+        # weights 0, fewer rows than an int max_samples): say whose rows failed.
+        kind = ValueError if isinstance(error, ValueError) else TypeError
+        raise kind(
+            f"the worker growing trees {trees[0]} to {trees[1] - 1} could not fit "
+            f"the {len(X)} rows it holds (training_data='partitions' fits each "
+            f"worker's own rows): {error}"
+        ) from error
 
 
 def _is_balanced(class_weight):

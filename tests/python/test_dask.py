@@ -181,6 +181,21 @@ def test_sample_weight_and_more_workers_than_trees(client):
     assert model._forest.to_bytes() == single._forest.to_bytes()
 
 
+def test_a_partition_that_cannot_be_fitted_is_named_with_its_rows(client):
+    X, y = images(200, 7)
+    weights = np.r_[np.ones(100), np.zeros(100)]  # the second worker's rows weigh 0
+    model = RandomForestClassifier(n_estimators=4, random_state=0)
+    with pytest.raises(
+        ValueError, match=r"growing trees 2 to 3 could not fit the 100 rows it holds"
+    ) as error:
+        morf_dask.fit(model, X, y, weights, client=client, training_data="partitions")
+    assert "non-zero" in str(error.value)
+    # The whole set is fine: sent to every worker, it fits as on one machine.
+    single = clone(model).fit(X, y, weights)
+    morf_dask.fit(model, X, y, weights, client=client)
+    assert model._forest.to_bytes() == single._forest.to_bytes()
+
+
 def test_fit_rejects_what_it_cannot_use(client):
     X, y = images(100, 6)
     model = RandomForestClassifier(n_estimators=4)
