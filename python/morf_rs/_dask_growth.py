@@ -121,8 +121,8 @@ def grow_share(model, parts, seed, trees, n_threads, fixed_targets, own_rows):
         kind = ValueError if isinstance(error, ValueError) else TypeError
         raise kind(
             f"the worker growing trees {trees[0]} to {trees[1] - 1} could not fit "
-            f"the {len(X)} rows it holds (training_data='partitions' fits each "
-            f"worker's own rows): {error}"
+            f"the {len(X)} row{'' if len(X) == 1 else 's'} it holds "
+            f"(training_data='partitions' fits each worker's own rows): {error}"
         ) from error
 
 
