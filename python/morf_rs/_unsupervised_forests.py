@@ -60,7 +60,8 @@ class UnsupervisedRandomForest(AxisAtoms, UnsupervisedForest):
         Size of each tree's sample (a float is a fraction of n_samples); None uses
         n_samples.
     n_clusters : int, default=2
-        Number of clusters of :meth:`fit_predict` and ``labels_``.
+        Number of clusters of :meth:`fit_predict` and ``labels_``; with fewer
+        training samples than that, each sample is a cluster of its own.
     linkage : {"average", "complete", "single"}, default="average"
         Linkage of the agglomerative clustering at distance 1 - similarity.
     n_jobs : int, default=None
@@ -172,7 +173,8 @@ class UnsupervisedSparseObliqueForest(ObliqueAtoms, UnsupervisedForest):
         Size of each tree's sample (a float is a fraction of n_samples); None uses
         n_samples.
     n_clusters : int, default=2
-        Number of clusters of :meth:`fit_predict` and ``labels_``.
+        Number of clusters of :meth:`fit_predict` and ``labels_``; with fewer
+        training samples than that, each sample is a cluster of its own.
     linkage : {"average", "complete", "single"}, default="average"
         Linkage of the agglomerative clustering at distance 1 - similarity.
     n_jobs : int, default=None
@@ -297,7 +299,8 @@ class UnsupervisedManifoldObliqueForest(PatchAtoms, UnsupervisedForest):
         Size of each tree's sample (a float is a fraction of n_samples); None uses
         n_samples.
     n_clusters : int, default=2
-        Number of clusters of :meth:`fit_predict` and ``labels_``.
+        Number of clusters of :meth:`fit_predict` and ``labels_``; with fewer
+        training samples than that, each sample is a cluster of its own.
     linkage : {"average", "complete", "single"}, default="average"
         Linkage of the agglomerative clustering at distance 1 - similarity.
     n_jobs : int, default=None
