@@ -106,10 +106,11 @@ pub fn similarity_from_leaves<L: Copy + Ord + Sync>(
             });
         Ok(())
     })?;
-    let shares = counts
-        .into_iter()
-        .map(|count| count as f64 / n_trees as f64)
-        .collect();
+    // Allocated fallibly as the counts were: it is twice their size.
+    let mut shares = try_filled(n, n, 0.0f64, "the similarity matrix")?;
+    for (share, count) in shares.iter_mut().zip(counts) {
+        *share = count as f64 / n_trees as f64;
+    }
     Ok(Array2::from_shape_vec((n, n), shares).expect("n * n shares"))
 }
 

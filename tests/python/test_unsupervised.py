@@ -1,6 +1,9 @@
 """Unsupervised forests: splits without labels, the forest similarity, clustering."""
 
 import pickle
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -270,3 +273,40 @@ def test_an_unknown_linkage_is_refused_with_the_names_it_takes():
     leaves = np.zeros((3, 2), dtype=np.int64)
     with pytest.raises(ValueError, match="'average', 'complete' or 'single'"):
         agglomerative_clusters(leaves, 2, "ward", 1)
+
+
+_BOUNDED_SIMILARITY = textwrap.dedent(
+    """
+    import resource
+    import numpy as np
+    from morf_rs._core import similarity_matrix
+
+    leaves = np.zeros((5000, 2), dtype=np.int64)
+
+    def data_bytes():
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return int(fields["VmData"].split()[0]) * 1024
+
+    # Room for the 100 MB of counts, not for the 200 MB of shares beside them.
+    limit = data_bytes() + (160 << 20)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, resource.RLIM_INFINITY))
+    try:
+        similarity_matrix(leaves, 1)
+    except MemoryError as error:
+        print("refused:", error)
+    """
+)
+
+
+def test_a_similarity_too_large_for_the_memory_allowed_is_a_memory_error():
+    """The shares were collected where an allocation that fails aborts."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BOUNDED_SIMILARITY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused:" in done.stdout
+    assert "similarity matrix" in done.stdout
