@@ -110,7 +110,8 @@ def info(path, out):
     """Print what the model file at ``path`` holds."""
     model = load(path)
     header, model_bytes = read_model_file(path)
-    kind = "boosted model" if model._model_attribute == "_booster" else "forest"
+    boosted = model._model_attribute == "_booster"
+    kind = "boosted model" if boosted else model._model_noun
     engine = getattr(model, model._model_attribute)
     lines = [
         ("type", f"{type(model).__name__} ({kind})"),
@@ -131,10 +132,10 @@ def info(path, out):
         lines.append(("classes", f"{len(model.classes_)}: {classes}"))
     if hasattr(model, "n_outputs_"):
         lines.append(("outputs", str(model.n_outputs_)))
-    if kind == "forest":
-        lines.append(("trees", str(engine.n_estimators)))
-    else:
+    if boosted:
         lines.append(("rounds", str(engine.n_rounds)))
+    else:
+        lines.append(("trees", str(engine.n_estimators)))
     for name, value in lines:
         print(f"{name + ':':<13}{value}", file=out)
 

@@ -172,6 +172,19 @@ def test_info_describes_the_model(saved):
     assert any(line.endswith(f"(forest format {forest_format})") for line in lines)
 
 
+def test_info_names_an_isolation_forest_and_its_own_format(tmp_path, capsys):
+    X = np.random.default_rng(0).standard_normal((200, 16))
+    model = morf_rs.ManifoldObliqueIsolationForest(
+        n_estimators=3, image_shape=(4, 4), random_state=0
+    ).fit(X)
+    morf_rs.save(model, tmp_path / "i.morf")
+    assert main(["info", str(tmp_path / "i.morf")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "type:        ManifoldObliqueIsolationForest (isolation forest)"
+    assert "trees:       3" in lines
+    assert any("(isolation forest format " in line for line in lines), lines
+
+
 def test_bad_files_give_one_line_and_a_nonzero_exit(saved, tmp_path, capsys):
     directory, model, _ = saved
     data = (directory / "model.morf").read_bytes()
