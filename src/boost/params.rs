@@ -117,16 +117,16 @@ impl BoostParams {
                 format!("must be a finite number > 0, got {}", self.learning_rate),
             ));
         }
-        if matches!(self.max_leaf_nodes, Some(leaves) if leaves < 2) {
+        if let Some(leaves @ 0..=1) = self.max_leaf_nodes {
             return Err(invalid(
                 "max_leaf_nodes",
-                "must be at least 2, or None for no limit",
+                format!("must be at least 2, or None for no limit, got {leaves}"),
             ));
         }
         if self.max_depth == Some(0) {
             return Err(invalid(
                 "max_depth",
-                "must be at least 1, or None for no limit",
+                "must be at least 1, or None for no limit, got 0",
             ));
         }
         if self.min_samples_leaf < 1 {

@@ -150,7 +150,7 @@ impl ForestParams {
         if self.max_depth == Some(0) {
             return Err(invalid(
                 "max_depth",
-                "must be at least 1, or None for no limit",
+                "must be at least 1, or None for no limit, got 0",
             ));
         }
         if let Some(max_leaf_nodes) = self.max_leaf_nodes {

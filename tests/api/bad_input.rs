@@ -82,7 +82,7 @@ fn bad_input_is_an_error_that_says_what_is_wrong() {
                 max_depth: Some(0),
                 ..ok.clone()
             },
-            "max_depth",
+            "max_depth: must be at least 1, or None for no limit, got 0",
         ),
         (
             ForestParams {

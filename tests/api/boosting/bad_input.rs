@@ -61,6 +61,23 @@ fn bad_input_is_an_error_not_a_panic() {
     );
     invalid(
         BoostParams {
+            max_depth: Some(0),
+            ..base.clone()
+        },
+        "max_depth",
+    );
+    let message = |params: BoostParams| {
+        Booster::fit(&params, x.view(), classes(&y, 3), None)
+            .unwrap_err()
+            .to_string()
+    };
+    let too_few_leaves = BoostParams {
+        max_leaf_nodes: Some(1),
+        ..base.clone()
+    };
+    assert!(message(too_few_leaves).ends_with("or None for no limit, got 1"));
+    invalid(
+        BoostParams {
             min_samples_leaf: 0,
             ..base.clone()
         },
