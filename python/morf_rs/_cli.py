@@ -173,6 +173,8 @@ def predict(args, err):
             writer.close()
             os.unlink(args.output)
         raise
+    finally:
+        chunks.close()
     writer.close()
     progress.finish(done)
 
@@ -224,15 +226,23 @@ def _read_chunks(path, model, requested_rows):
         step = requested_rows or 65_536
         # A first pass counts the rows, so that the output has its size at once.
         try:
-            chunks = pd.read_csv(path, chunksize=step, usecols=[0])
-            n_rows = sum(len(c) for c in chunks)
+            with pd.read_csv(path, chunksize=step, usecols=[0]) as chunks:
+                n_rows = sum(len(c) for c in chunks)
         except (pd.errors.EmptyDataError, pd.errors.ParserError) as error:
             raise ValueError(
                 f"{path} cannot be read as CSV rows ({error}); give a header row and "
                 "one column per feature."
             ) from None
-        return n_rows, (_frame(c, model) for c in pd.read_csv(path, chunksize=step))
+        return n_rows, _csv_chunks(pd, path, step, model)
     raise ValueError(f"{path}: give a .npy, .parquet or .csv input file.")
+
+
+def _csv_chunks(pd, path, step, model):
+    # The reader closes (its file and its parser) when the scoring closes this
+    # generator, also after a failure: not later, while the interpreter exits.
+    with pd.read_csv(path, chunksize=step) as reader:
+        for chunk in reader:
+            yield _frame(chunk, model)
 
 
 def _frame(frame, model):

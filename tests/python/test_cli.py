@@ -249,3 +249,26 @@ def test_csv_columns_are_checked_against_the_model_feature_names(tmp_path, capsy
     assert err.count("\n") == 1
     assert "feature names" in err
     assert not (tmp_path / "y.npy").exists()
+
+
+def test_a_failed_scoring_closes_the_csv_reader_at_once(
+    saved, tmp_path, monkeypatch, capsys
+):
+    """Left open, the reader was closed while the interpreter exited."""
+    directory, _, X = saved
+    pd.DataFrame(X[:, :5]).to_csv(tmp_path / "narrow.csv", index=False)
+    readers = []
+    read_csv = pd.read_csv
+
+    def tracked_read_csv(*args, **kwargs):
+        readers.append(read_csv(*args, **kwargs))
+        return readers[-1]
+
+    monkeypatch.setattr(pd, "read_csv", tracked_read_csv)
+    line = _one_line_error_in_process(
+        capsys, "predict", directory / "model.morf", tmp_path / "narrow.csv",
+        "-o", tmp_path / "y.npy",
+    )  # fmt: skip
+    assert "X has 5 features" in line, line
+    assert len(readers) == 2  # the count of the rows, then the chunks
+    assert all(reader.handles.handle.closed for reader in readers)
