@@ -233,11 +233,13 @@ def _read_chunks(path, model, requested_rows):
                 f"{path} cannot be read as CSV rows ({error}); give a header row and "
                 "one column per feature."
             ) from None
-        return n_rows, _csv_chunks(pd, path, step, model)
+        return n_rows, _csv_chunks(path, step, model)
     raise ValueError(f"{path}: give a .npy, .parquet or .csv input file.")
 
 
-def _csv_chunks(pd, path, step, model):
+def _csv_chunks(path, step, model):
+    import pandas as pd
+
     # The reader closes (its file and its parser) when the scoring closes this
     # generator, also after a failure: not later, while the interpreter exits.
     with pd.read_csv(path, chunksize=step) as reader:
