@@ -196,7 +196,8 @@ def _check_model(model):
     exported = (BaseGradientBoosting, ForestClassifier, ForestRegressor)
     if not isinstance(model, exported) or isinstance(model, type):
         raise TypeError(
-            "to_onnx exports a forest or boosted model of morf_rs, got "
+            "to_onnx exports the classifiers and regressors of morf_rs (forests "
+            "and boosted models; not isolation or unsupervised forests), got "
             f"{type(model).__name__ if not isinstance(model, type) else model!r}."
         )
     check_is_fitted(model)

@@ -269,16 +269,18 @@ def test_bad_input_is_refused_clearly():
     X, y = datasets.make_circle(50, random_state=0)
     with pytest.raises(NotFittedError):
         to_onnx(morf_rs.RandomForestClassifier())
-    with pytest.raises(TypeError, match="forest or boosted model of morf_rs"):
+    with pytest.raises(TypeError, match="classifiers and regressors of morf_rs"):
         to_onnx(object())
-    with pytest.raises(TypeError, match="forest or boosted model of morf_rs"):
+    with pytest.raises(TypeError, match="classifiers and regressors of morf_rs"):
         to_onnx(morf_rs.RandomForestClassifier)
     sklearn_forest = pytest.importorskip("sklearn.ensemble").RandomForestClassifier
-    with pytest.raises(TypeError, match="forest or boosted model of morf_rs"):
+    with pytest.raises(TypeError, match="classifiers and regressors of morf_rs"):
         to_onnx(sklearn_forest(n_estimators=2).fit(X, y))
     # Isolation forests show their trees as forests do, but score otherwise.
-    with pytest.raises(TypeError, match="forest or boosted model of morf_rs"):
+    with pytest.raises(TypeError, match="not isolation or unsupervised forests"):
         to_onnx(morf_rs.IsolationForest(n_estimators=2).fit(X))
+    with pytest.raises(TypeError, match="not isolation or unsupervised forests"):
+        to_onnx(morf_rs.UnsupervisedRandomForest(n_estimators=2).fit(X))
     model = morf_rs.RandomForestClassifier(n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="opset must be at least 13"):
         to_onnx(model, opset=12)
