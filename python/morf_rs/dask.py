@@ -383,6 +383,7 @@ def _check_forest(model):
         )
     if not isinstance(model, BaseObliqueForest):
         raise TypeError(
-            "morf_rs.dask.fit grows the forests of morf_rs; got "
+            "morf_rs.dask.fit grows the classification and regression forests of "
+            "morf_rs (not isolation or unsupervised forests); got "
             f"{type(model).__module__}.{type(model).__qualname__}."
         )

@@ -27,6 +27,7 @@ from dask_support import grow_tasks, images, worker_processes  # noqa: E402
 from morf_rs import (  # noqa: E402
     GradientBoostingClassifier,
     GradientBoostingRegressor,
+    IsolationForest,
     ManifoldObliqueForestClassifier,
     ManifoldObliqueForestRegressor,
     ManifoldObliqueGradientBoostingClassifier,
@@ -456,5 +457,8 @@ def test_fit_refuses_what_is_not_a_morf_rs_forest(client):
     from sklearn.ensemble import RandomForestClassifier as SklearnForest
 
     X, y = images(100, 16)
-    with pytest.raises(TypeError, match="morf_rs; got sklearn.ensemble"):
+    with pytest.raises(TypeError, match="forests of morf_rs .*; got sklearn.ensemble"):
         morf_dask.fit(SklearnForest(), X, y, client=client)
+    isolation = IsolationForest(n_estimators=2)
+    with pytest.raises(TypeError, match="not isolation or unsupervised forests"):
+        morf_dask.fit(isolation, X, None, client=client)
