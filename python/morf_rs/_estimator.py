@@ -45,6 +45,8 @@ class BaseTreeEnsemble(PersistThroughBytes, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {}
     _model_attribute: ClassVar[str]
+    # A fitted attribute that only fits able to take more trees set.
+    _warm_start_marker: ClassVar[str] = "_engine_params_"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -66,14 +68,14 @@ class BaseTreeEnsemble(PersistThroughBytes, BaseEstimator):
 
     def _warm_start_forest(self):
         """The fitted forest that warm_start adds trees to, if any."""
-        if not hasattr(self, "_forest"):
+        if not hasattr(self, self._model_attribute):
             return None
-        if not hasattr(self, "_engine_params_"):
+        if not hasattr(self, self._warm_start_marker):
             raise ValueError(
-                "this forest was fitted by an older version of morf_rs and cannot "
-                "take more trees; fit it with warm_start=False."
+                f"this {self._model_noun} was fitted by an older version of morf_rs "
+                "and cannot take more trees; fit it with warm_start=False."
             )
-        return self._forest
+        return getattr(self, self._model_attribute)
 
     def _trees_to_add(self, previous, n_estimators, n_features):
         """The range of trees warm_start grows on top of ``previous``."""

@@ -60,6 +60,7 @@ class BaseIsolationForest(OutlierMixin, InspectTrees, BaseTreeEnsemble):
     _model_attribute = "_isolation_forest"
     _model_type = _EngineIsolationForest
     _model_noun = "isolation forest"
+    _warm_start_marker = "_seed_"
     _atoms = "axis"
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
         "n_estimators": Int(1, MAX_ESTIMATORS),
@@ -147,17 +148,6 @@ class BaseIsolationForest(OutlierMixin, InspectTrees, BaseTreeEnsemble):
                 np.percentile(scores, 100.0 * checked["contamination"])
             )
         return self
-
-    def _warm_start_forest(self):
-        """The fitted forest warm_start adds trees to, if any."""
-        if not hasattr(self, "_isolation_forest"):
-            return None
-        if not hasattr(self, "_seed_"):
-            raise ValueError(
-                "this isolation forest was fitted by an older version of morf_rs "
-                "and cannot take more trees; fit it with warm_start=False."
-            )
-        return self._isolation_forest
 
     def _n_trees(self):
         return self._isolation_forest.n_estimators
