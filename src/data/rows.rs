@@ -3,6 +3,7 @@ use std::sync::OnceLock;
 
 use ndarray::ArrayView2;
 
+use super::bits::BitRows;
 use super::feature::{non_finite_error, Feature};
 use super::huge_pages::advise_huge_pages;
 use crate::error::{MorfError, Result};
@@ -19,6 +20,8 @@ pub struct Rows<'a, T: Clone> {
     rows_with_missing: OnceLock<(Vec<bool>, bool)>,
     /// The same values column by column; copied on first use.
     columns: OnceLock<Vec<T>>,
+    /// The same values as bits, where a fit asked for them ([`Self::with_bits`]).
+    bits: Option<BitRows>,
 }
 
 impl<'a, T: Feature> Rows<'a, T> {
@@ -41,6 +44,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_features,
             rows_with_missing: OnceLock::new(),
             columns: OnceLock::new(),
+            bits: None,
         })
     }
 
@@ -53,6 +57,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             values: Cow::Borrowed(values),
             rows_with_missing: OnceLock::new(),
             columns: OnceLock::new(),
+            bits: None,
         }
     }
 
@@ -177,6 +182,7 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_features: self.n_features,
             rows_with_missing: OnceLock::new(),
             columns: OnceLock::new(),
+            bits: None,
         }
     }
 
@@ -222,7 +228,22 @@ impl<'a, T: Feature> Rows<'a, T> {
             n_features: self.n_features,
             rows_with_missing: OnceLock::new(),
             columns: OnceLock::new(),
+            bits: None,
         }
+    }
+
+    /// The same rows, also held as bits where every value is 0 or 1 ([`BitRows`]):
+    /// split search then projects atoms of weights ±1 by counting bits, with the same
+    /// values.
+    pub(crate) fn with_bits(mut self) -> Self {
+        self.bits = BitRows::of(&self);
+        self
+    }
+
+    /// The rows as bits, where [`Self::with_bits`] found them binary.
+    #[inline(always)]
+    pub fn bits(&self) -> Option<&BitRows> {
+        self.bits.as_ref()
     }
 
     /// Row `i`.

@@ -151,39 +151,79 @@ impl Forest {
             cancel: control.cancel_flag(),
             counter: TreeCounter::new(control, trees.len()),
         };
-        let long_runs = params.atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
-        // Whether the trees search X's bytes, as `grow_trees` decides it.
-        let byte_valued = holds_bytes(job.settings.rule.whole_range);
-        let overlap = params
-            .atoms
-            .mean_cells()
-            .map(|cells| n_atoms as f64 * cells / n_features as f64);
-        let bytes_are_faster = byte_valued
-            && overlap.is_some_and(|overlap| overlap < RUNNING_SUMS_MIN_OVERLAP_ON_BYTES);
-        // Pooled atoms read X itself: their shifts have no running-sum form.
-        let running_sums = long_runs
-            && !bytes_are_faster
-            && !params.atoms.pools()
-            && exact_for(bounds.spread).is_some();
+        let search_copy = SearchCopy::choose(params, whole_values, exact_for, n_atoms, n_features);
         let width = task.width();
         let trees = with_threads(params.n_threads, || match params.criterion {
             Criterion::Gini => {
-                job.grow_trees(&Gini { n_classes: width }, &rows, running_sums, trees)
+                job.grow_trees(&Gini { n_classes: width }, &rows, search_copy, trees)
             }
             Criterion::Entropy => {
-                job.grow_trees(&Entropy { n_classes: width }, &rows, running_sums, trees)
+                job.grow_trees(&Entropy { n_classes: width }, &rows, search_copy, trees)
             }
             Criterion::SquaredError => job.grow_trees(
                 &SquaredError { n_outputs: width },
                 &rows,
-                running_sums,
+                search_copy,
                 trees,
             ),
             Criterion::Poisson => {
-                job.grow_trees(&Poisson { n_outputs: width }, &rows, running_sums, trees)
+                job.grow_trees(&Poisson { n_outputs: width }, &rows, search_copy, trees)
             }
         })?;
         Ok(Forest::from_trees(n_features, task, trees))
+    }
+}
+
+/// The compact copy of X that trees search splits on once the first trees prove deep:
+/// each gives the same projections as X, from less memory traffic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SearchCopy {
+    /// None: X itself.
+    Direct,
+    /// X's values as bytes.
+    Bytes,
+    /// The running sums of X's rows, read through atoms rewritten for them.
+    RunningSums,
+    /// X's bytes, held as bits too ([`Rows::with_bits`]).
+    Bits,
+}
+
+impl SearchCopy {
+    /// The copy for atoms of `params` on X whose values, if whole, lie in
+    /// `whole_values`; `exact_for(max_weight)` is that range where sums with weights
+    /// of magnitude up to `max_weight` stay exact.
+    fn choose(
+        params: &ForestParams,
+        whole_values: Option<(f32, f32)>,
+        exact_for: impl Fn(u32) -> Option<(f32, f32)>,
+        n_atoms: usize,
+        n_features: usize,
+    ) -> SearchCopy {
+        let bounds = params.atoms.weight_bounds();
+        let atoms = &params.atoms;
+        let byte_valued = holds_bytes(exact_for(bounds.max_abs));
+        // Pooled atoms read X itself: their shifts have no running-sum form, and
+        // they are not projected through bits.
+        let pools = atoms.pools();
+        let binary = matches!(whole_values, Some((low, high)) if low >= 0.0 && high <= 1.0);
+        // Patches of weights ±1, whose rows of cells are masks over words of bits.
+        let in_masks = bounds.max_abs == 1 && atoms.mean_cells().is_some_and(|c| c >= 2.0);
+        if byte_valued && binary && in_masks && !pools {
+            return SearchCopy::Bits;
+        }
+        let long_runs = atoms.mean_run_length() >= RUNNING_SUMS_MIN_RUN_LENGTH;
+        let overlap = atoms
+            .mean_cells()
+            .map(|cells| n_atoms as f64 * cells / n_features as f64);
+        let bytes_are_faster = byte_valued
+            && overlap.is_some_and(|overlap| overlap < RUNNING_SUMS_MIN_OVERLAP_ON_BYTES);
+        if long_runs && !bytes_are_faster && !pools && exact_for(bounds.spread).is_some() {
+            SearchCopy::RunningSums
+        } else if byte_valued {
+            SearchCopy::Bytes
+        } else {
+            SearchCopy::Direct
+        }
     }
 }
 
@@ -206,18 +246,16 @@ struct TrainingJob<'a, 't> {
 
 impl TrainingJob<'_, '_> {
     /// Grows trees `trees` on X (`rows`) with `criterion`, in parallel on the current
-    /// thread pool, searching splits on a compact copy of X (its bytes, or its
-    /// `running_sums` where they are exact) once the first trees prove deep;
-    /// `Err(Cancelled)` once the cancel flag is set.
+    /// thread pool, searching splits on the compact copy of X `copy` once the first
+    /// trees prove deep; `Err(Cancelled)` once the cancel flag is set.
     fn grow_trees<C: SplitCriterion, T: Feature>(
         &self,
         criterion: &C,
         rows: &Rows<'_, T>,
-        running_sums: bool,
+        copy: SearchCopy,
         trees: Range<usize>,
     ) -> Result<Vec<Tree>> {
-        let byte_valued = holds_bytes(self.settings.rule.whole_range);
-        if !byte_valued && !running_sums {
+        if copy == SearchCopy::Direct {
             return self.grow_range(criterion, rows, SearchRows::direct(rows), trees);
         }
         // The first round of trees, one per thread, tells whether trees are deep.
@@ -232,18 +270,28 @@ impl TrainingJob<'_, '_> {
         let levels_left = mean_leaf_depth * rest.len() as f64;
         grown.extend(if levels_left < COPY_MIN_LEVELS {
             self.grow_range(criterion, rows, SearchRows::direct(rows), rest)
-        } else if running_sums {
-            match rows.running_sums() {
-                RunningSums::Bytes(sums) => {
-                    self.grow_range(criterion, rows, SearchRows::running_sums(&sums), rest)
+        } else {
+            match copy {
+                SearchCopy::Direct => {
+                    self.grow_range(criterion, rows, SearchRows::direct(rows), rest)
                 }
-                RunningSums::Floats(sums) => {
-                    self.grow_range(criterion, rows, SearchRows::running_sums(&sums), rest)
+                SearchCopy::RunningSums => match rows.running_sums() {
+                    RunningSums::Bytes(sums) => {
+                        self.grow_range(criterion, rows, SearchRows::running_sums(&sums), rest)
+                    }
+                    RunningSums::Floats(sums) => {
+                        self.grow_range(criterion, rows, SearchRows::running_sums(&sums), rest)
+                    }
+                },
+                // The same projections from a quarter of the memory traffic.
+                SearchCopy::Bytes => {
+                    self.grow_range(criterion, rows, SearchRows::direct(&rows.to_bytes()), rest)
+                }
+                SearchCopy::Bits => {
+                    let bits = rows.to_bytes().with_bits();
+                    self.grow_range(criterion, rows, SearchRows::direct(&bits), rest)
                 }
             }
-        } else {
-            // The same projections from a quarter of the memory traffic.
-            self.grow_range(criterion, rows, SearchRows::direct(&rows.to_bytes()), rest)
         }?);
         Ok(grown)
     }

@@ -4,6 +4,7 @@ use super::missing_sums::{rescaled_group_sums, rescaled_row_sum};
 use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
+use bit_sums::BitSums;
 
 /// Samples projected together on the column path: the cells the node's atoms read are
 /// copied, for a chunk of samples, into a column-major block, so that each atom term
@@ -62,6 +63,9 @@ pub struct NodeProjector {
     whole_weights: Vec<f32>,
     /// The projection of pooled atoms, which the paths here leave out.
     pooled: PooledColumns,
+    /// Where X is binary and held as bits, the projection of nodes whose atoms all
+    /// have weights ±1.
+    bit_sums: BitSums,
     /// The rows of a node's samples, for projections from X's columns.
     node_rows: Vec<u32>,
 }
@@ -89,6 +93,12 @@ impl NodeProjector {
         );
         out.clear();
         out.resize(samples.len() * atoms.len(), 0.0);
+        if let Some(bits) = rows.bits() {
+            if self.bit_sums.prepare(atoms, bits.words_per_row()) {
+                self.bit_sums.project(bits, row_of, samples, out);
+                return;
+            }
+        }
         if let Some(max_whole) = T::MAX_WHOLE {
             self.mark_integer_sums(atoms, max_whole);
             if reads_columns(rows, samples.len(), atoms, &self.integer_sums) {
@@ -403,6 +413,7 @@ fn prefetch<T>(row: &[T], features: &[u32]) {
     let _ = (row, features);
 }
 
+mod bit_sums;
 mod column_block;
 #[cfg(test)]
 mod tests;

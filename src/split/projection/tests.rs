@@ -74,6 +74,84 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn binary_rows_counted_as_bits_project_as_the_atoms_do(
+        n in 1usize..150,
+        n_features in 1usize..200,
+        n_atoms in 1usize..20,
+        terms in 1usize..40,
+        signs in prop::sample::select(vec!["ones", "minus ones", "mixed"]),
+        seed in any::<u64>(),
+    ) {
+        let mut rng = crate::rng::Rng::new(seed, 0);
+        let x = ndarray::Array2::from_shape_fn((n + 3, n_features), |_| rng.below(2) as u8);
+        let rows = Rows::from_view(x.view()).unwrap().with_bits();
+        prop_assert!(rows.bits().is_some());
+        let row_of: Vec<u32> = (0..n as u32 + 3).rev().collect();
+        let samples: Vec<u32> = (0..n as u32).map(|i| (i * 5) % (n as u32 + 3)).collect();
+        // Atoms of weights ±1 over cells anywhere in the row, words apart or within
+        // one, signs alternating inside a word where mixed.
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        for _ in 0..n_atoms {
+            let mut pairs: Vec<(u32, f32)> = Vec::new();
+            for _ in 0..terms.min(n_features) {
+                let feature = rng.below(n_features) as u32;
+                let weight = match signs {
+                    "ones" => 1.0,
+                    "minus ones" => -1.0,
+                    _ => [1.0, -1.0][rng.below(2)],
+                };
+                if pairs.iter().all(|&(f, _)| f != feature) {
+                    pairs.push((feature, weight));
+                }
+            }
+            if signs == "ones" && rng.below(2) == 0 {
+                let mut indices: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+                atoms.push_unit(&mut indices);
+            } else {
+                atoms.push_pairs(&mut pairs);
+            }
+        }
+        let mut out = Vec::new();
+        NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
+        for a in 0..atoms.len() {
+            let atom = atoms.get(a);
+            for (i, &sample) in samples.iter().enumerate() {
+                let expected = atom.project(rows.row(row_of[sample as usize] as usize));
+                prop_assert_eq!(out[a * n + i].to_bits(), expected.to_bits());
+            }
+        }
+    }
+}
+
+#[test]
+fn bits_project_only_nodes_whose_atoms_all_have_weights_of_one() {
+    let x = ndarray::Array2::from_shape_fn((4, 70), |(i, f)| ((i + f) % 3 == 0) as u8);
+    let rows = Rows::from_view(x.view()).unwrap().with_bits();
+    let bits = rows.bits().unwrap();
+    let mut atoms = AtomSet::default();
+    atoms.clear();
+    atoms.push_unit(&mut [3, 4, 66]);
+    let mut sums = bit_sums::BitSums::default();
+    assert!(sums.prepare(&atoms, bits.words_per_row()));
+    atoms.push_pairs(&mut [(5, 1.0), (6, 2.0)]);
+    assert!(!sums.prepare(&atoms, bits.words_per_row()));
+    // Such a node is projected cell by cell, with the same values.
+    let (row_of, samples) = ([0, 1, 2, 3], [3, 1, 0]);
+    let mut out = Vec::new();
+    NodeProjector::default().project(&rows, &row_of, &samples, &atoms, &mut out);
+    for a in 0..2 {
+        for (i, &sample) in samples.iter().enumerate() {
+            assert_eq!(
+                out[a * 3 + i],
+                atoms.get(a).project(rows.row(sample as usize))
+            );
+        }
+    }
+}
+
 /// The rule of [`MissingCells::RescaledPresent`] written out: the present terms
 /// summed in order, times the whole weight over the present weight when a cell
 /// is missing; missing when every cell is.

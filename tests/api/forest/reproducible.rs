@@ -198,13 +198,14 @@ fn byte_valued_input_trains_as_its_shifted_float_copy_does() {
 }
 
 #[test]
-fn patch_forests_searched_through_running_sums_grow_as_on_x_itself() {
+fn patch_forests_searched_through_running_sums_or_bits_grow_as_on_x_itself() {
     // Whole-valued X with long patch runs is searched, once the first trees prove deep,
     // through its rows' running sums (in bytes while they stay in 0..=255, else in
-    // floats). X + 0.5 is not whole and is searched directly; every projection moves by
-    // half the atom's weight sum, so the splits and the probabilities on equally
-    // shifted rows must not change. Signed patches (weights -1, 1 and 2) are read
-    // through running sums as well.
+    // floats), or where X is binary and the weights ±1, through its bits. X + 0.5 is
+    // not whole and is searched directly; every projection moves by half the atom's
+    // weight sum, so the splits and the probabilities on equally shifted rows must not
+    // change. Signed patches (weights -1, 1 and 2) are read through running sums as
+    // well.
     let (x, mut y) = runs_on_a_cycle(600, 5);
     let mut rng = Rng::new(6, 0);
     y.iter_mut()
@@ -225,6 +226,7 @@ fn patch_forests_searched_through_running_sums_grow_as_on_x_itself() {
     assert!(signed.mean_run_length() > 4.0);
     for (atoms, scale) in [
         (AtomKind::Patches(cycle.clone()), 1.0),
+        (AtomKind::Patches(cycle.clone()), 3.0),
         (AtomKind::Patches(cycle), 100.0),
         (signed.clone(), 1.0),
         (signed, 100.0),
