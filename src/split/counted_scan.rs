@@ -23,8 +23,11 @@ pub(super) struct ValueTable {
     /// Per value, 1 where a sample takes it, and the offsets of those values in order.
     pub(super) present: Vec<u8>,
     pub(super) present_offsets: Vec<u32>,
-    /// Per node sample, its whole weight (`counts_exactly`).
+    /// Per node sample, its whole weight (`counts_exactly`), and for two classes the
+    /// same in its class's half of a `u64` (`pair_amounts`), with their sums per value.
     pub(super) whole_amounts: Vec<u32>,
+    pub(super) whole_pairs: Vec<u64>,
+    pub(super) pair_sums: Vec<u64>,
     /// Per entry, in lanes, the sums of the left side of a boundary and the node's
     /// (`NodeScan::scan_whole_counts`).
     pub(super) whole_left: Vec<Lanes>,

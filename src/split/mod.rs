@@ -5,6 +5,7 @@
 //! projected values themselves.
 
 mod binned;
+mod bit_sums;
 mod byte_runs;
 mod cell_columns;
 mod class_criteria;

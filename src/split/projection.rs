@@ -1,10 +1,10 @@
+use super::bit_sums::BitSums;
 use super::byte_runs::ByteRuns;
 use super::cell_columns::{project_from_columns, reads_columns};
 use super::missing_sums::{rescaled_group_sums, rescaled_row_sum};
 use super::pooled_columns::PooledColumns;
 use crate::atoms::{rescaled_present_sum, Atom, AtomSet, MissingCells};
 use crate::data::{Feature, Rows};
-use bit_sums::BitSums;
 
 /// Samples projected together on the column path: the cells the node's atoms read are
 /// copied, for a chunk of samples, into a column-major block, so that each atom term
@@ -94,8 +94,8 @@ impl NodeProjector {
         out.clear();
         out.resize(samples.len() * atoms.len(), 0.0);
         if let Some(bits) = rows.bits() {
-            if self.bit_sums.prepare(atoms, bits.words_per_row()) {
-                self.bit_sums.project(bits, row_of, samples, out);
+            if let Some(bit_sums) = self.bit_sums(rows, atoms) {
+                bit_sums.project(bits, row_of, samples, out);
                 return;
             }
         }
@@ -138,6 +138,19 @@ impl NodeProjector {
         }
         self.pooled.project(rows, row_of, samples, atoms, out);
         self.rescale_missing(rows, row_of, samples, atoms, out);
+    }
+
+    /// Where `rows` are held as bits ([`Rows::bits`]) and every one of `atoms` has
+    /// weights ±1, the atoms laid out to be projected by counting bits.
+    pub(super) fn bit_sums<T: Feature>(
+        &mut self,
+        rows: &Rows<'_, T>,
+        atoms: &AtomSet,
+    ) -> Option<&mut BitSums> {
+        let bits = rows.bits()?;
+        self.bit_sums
+            .prepare(atoms, bits.words_per_row())
+            .then_some(&mut self.bit_sums)
     }
 
     /// Marks the plain atoms of more than one cell under
@@ -413,7 +426,6 @@ fn prefetch<T>(row: &[T], features: &[u32]) {
     let _ = (row, features);
 }
 
-mod bit_sums;
 mod column_block;
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,11 @@
 use super::binned::BinnedAtom;
+use super::bit_sums::offset_range;
 use super::counted_scan::{value_range, Counting, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
 use super::scan::{table_width, NodeScan};
-use super::sort::{sort_generally, sort_whole_values};
-use super::whole_counts::counts_exactly;
+use super::sort::{sort_generally, sort_whole_offsets, sort_whole_values};
+use super::whole_counts::{counts_exactly, pair_amounts};
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 
@@ -143,6 +144,10 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
     // Missing values are not whole: X with them is always sorted.
     let table_entries = |span: usize| span * (table_width(criterion) + 1) * TABLE_COPIES;
     let whole_entries = counts_exactly::<C>(node, &mut scratch.by_value.whole_amounts);
+    scratch.by_value.whole_pairs.clear();
+    if whole_entries {
+        pair_amounts(node, criterion.n_entries(), &mut scratch.by_value);
+    }
     // How `span` values (or bins) are counted on this node, if counting beats ordering.
     let counting = |span: usize| {
         if whole_entries && span * criterion.n_entries() <= WHOLE_COUNTING_ENTRIES_PER_SAMPLE * n {
@@ -153,6 +158,55 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
             None
         }
     };
+    if !MISSING && rule.whole_range.is_some() && rule.max_bins.is_none() {
+        if let Some(bits) = rows.bits() {
+            if let Some(bit_sums) = scratch.projector.bit_sums(rows, atoms) {
+                bit_sums.gather(bits, row_of, samples);
+                for atom in 0..atoms.len() {
+                    let table = &mut scratch.by_value;
+                    let (low, span) = bit_sums.offsets(atom, &mut table.offsets);
+                    // Counted over the values any sample may take, but counted or sorted
+                    // as the values the node's samples take decide, as elsewhere: sums
+                    // that are not whole depend on the order of their additions.
+                    let (lowest, highest) = offset_range(&table.offsets);
+                    if lowest == highest {
+                        continue; // constant along this atom
+                    }
+                    let taken = (highest - lowest) as usize + 1;
+                    match counting(taken) {
+                        Some(Counting::Whole) => {
+                            scan.scan_whole_offsets(low, span, atom, table, &mut best);
+                        }
+                        Some(Counting::Counted) => {
+                            let left = &mut scratch.left;
+                            scan.scan_counted_offsets(low, span, atom, table, left, &mut best);
+                        }
+                        None => {
+                            let values = &mut scratch.values;
+                            values.resize(n, 0.0);
+                            bit_sums.values(atom, values);
+                            let keys = &mut scratch.keys;
+                            if taken <= SORT_BY_COUNTING_SPAN_PER_SAMPLE * n {
+                                sort_whole_offsets(values, span, table, keys);
+                            } else {
+                                sort_generally::<false>(values, keys, &mut scratch.sort_buffer);
+                            }
+                            let (left, right) = (&mut scratch.left, &mut scratch.right);
+                            scan.scan_sorted::<false>(keys, atom, left, right, &mut best);
+                        }
+                    }
+                }
+                // The chosen atom's projections, where `SplitScratch::projections`
+                // finds them; the other atoms' are not needed.
+                if let Some((_, candidate)) = &best {
+                    let values = &mut scratch.values;
+                    values.resize(values.len().max(atoms.len() * n), 0.0);
+                    bit_sums.values(candidate.atom, &mut values[candidate.atom * n..][..n]);
+                }
+                return best.map(|(_, candidate)| candidate);
+            }
+        }
+    }
     let values = &mut scratch.values;
     scratch
         .projector

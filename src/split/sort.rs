@@ -144,6 +144,17 @@ pub(super) fn sort_whole_values(
     keys: &mut Vec<u64>,
 ) {
     whole_offsets(values, low, span, &mut table.offsets);
+    sort_whole_offsets(values, span, table, keys);
+}
+
+/// [`sort_whole_values`] of `values` whose offsets above their `low` are in
+/// `table.offsets` already.
+pub(super) fn sort_whole_offsets(
+    values: &[f32],
+    span: usize,
+    table: &mut ValueTable,
+    keys: &mut Vec<u64>,
+) {
     // `starts[v]` counts value `v`, then becomes its first slot in `keys`: the running
     // total stays in a register, not in the table (an addition waiting on a store and
     // a load per value).

@@ -40,6 +40,20 @@ pub(super) fn counts_exactly<C: SplitCriterion>(
     whole
 }
 
+/// For a node that [`counts_exactly`] with at most two classes, each sample's amount
+/// in the half of a `u64` its class names, so that one addition counts it
+/// ([`NodeScan::scan_whole_offsets`]); empty otherwise. Sums of at most 2^26 a half
+/// never carry into the other.
+pub(super) fn pair_amounts(node: &NodeTargets, n_entries: usize, table: &mut ValueTable) {
+    table.whole_pairs.clear();
+    if n_entries <= 2 {
+        let amounts = node.classes.iter().zip(&table.whole_amounts);
+        table
+            .whole_pairs
+            .extend(amounts.map(|(&class, &amount)| (amount as u64) << (32 * (class & 1))));
+    }
+}
+
 /// Class sums moved together in the boundary walk: each value's row of the table is
 /// padded to a multiple of this many entries, read and added lane by lane.
 const LANES: usize = 4;
@@ -89,30 +103,54 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let stride = n_lanes * LANES;
         let table_len = span * stride;
         let n_samples = table.offsets.len();
-        let copies = table_copies(table_len, n_samples);
-        table.whole_sums.clear();
-        table.whole_sums.resize(table_len * copies, 0);
         // Presence apart, stored rather than added: runs of equal values (a background
         // pixel) would otherwise wait on each other's read-modify-write.
         table.present.clear();
         table.present.resize(span, 0);
-        // Slices, not the vectors: their addresses stay in registers while bytes are
-        // stored (a byte store might otherwise have changed a vector's address).
-        let (sums, present) = (&mut table.whole_sums[..], &mut table.present[..]);
-        let fill = match copies {
-            4 => fill_whole_sums::<4>,
-            2 => fill_whole_sums::<2>,
-            _ => fill_whole_sums::<1>,
-        };
-        fill(
-            sums,
-            present,
-            stride,
-            &table.offsets,
-            &node.classes,
-            &table.whole_amounts,
-        );
-        let sums = &sums[..table_len];
+        if table.whole_pairs.len() == n_samples {
+            // Two entries: each sample's amount in its class's half of a `u64`, one
+            // addition a sample, then the halves spread into the table's rows.
+            let copies = table_copies(span, n_samples);
+            table.pair_sums.clear();
+            table.pair_sums.resize(span * copies, 0);
+            let (sums, present) = (&mut table.pair_sums[..], &mut table.present[..]);
+            let fill = match copies {
+                4 => fill_whole_sums::<4, false, u64>,
+                2 => fill_whole_sums::<2, false, u64>,
+                _ => fill_whole_sums::<1, false, u64>,
+            };
+            fill(sums, present, 1, &table.offsets, &[], &table.whole_pairs);
+            table.whole_sums.clear();
+            table.whole_sums.resize(table_len, 0);
+            let rows = table.whole_sums.chunks_exact_mut(stride);
+            let values = rows.zip(&table.pair_sums[..span]).zip(&mut table.present);
+            for ((row, &pair), present) in values {
+                (row[0], row[1]) = (pair as u32, (pair >> 32) as u32);
+                // Every amount of a node is at least 1 (its weights are positive).
+                *present = (pair != 0) as u8;
+            }
+        } else {
+            let copies = table_copies(table_len, n_samples);
+            table.whole_sums.clear();
+            table.whole_sums.resize(table_len * copies, 0);
+            // Slices, not the vectors: their addresses stay in registers while bytes
+            // are stored (a byte store might otherwise have changed a vector's address).
+            let (sums, present) = (&mut table.whole_sums[..], &mut table.present[..]);
+            let fill = match copies {
+                4 => fill_whole_sums::<4, true, u32>,
+                2 => fill_whole_sums::<2, true, u32>,
+                _ => fill_whole_sums::<1, true, u32>,
+            };
+            fill(
+                sums,
+                present,
+                stride,
+                &table.offsets,
+                &node.classes,
+                &table.whole_amounts,
+            );
+        }
+        let (sums, present) = (&table.whole_sums[..table_len], &table.present[..]);
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when a sample takes it.
         let count_samples = self.min_leaf > 1;
@@ -202,39 +240,46 @@ fn table_copies(table_len: usize, n_samples: usize) -> usize {
     }
 }
 
-/// Adds each sample's whole `amount` at its value (`offset`) and class in `sums`,
-/// sample `i` into copy `i % COPIES` of the table (each `sums.len() / COPIES` long),
-/// marks the values taken in `present`, then adds the copies into the first. Sums of
-/// whole numbers below 2^32: the same table in whatever order they are added.
+/// Adds each sample's whole `amount` at its value (`offset`) and class in `sums`
+/// (rows of `stride` sums; without `CLASSES`, every class is 0 and `present` is left
+/// to the caller), sample `i` into copy
+/// `i % COPIES` of the table (each `sums.len() / COPIES` long), marks the values taken
+/// in `present`, then adds the copies into the first. Sums of whole numbers that do
+/// not overflow: the same table in whatever order they are added.
 #[inline(always)]
-fn fill_whole_sums<const COPIES: usize>(
-    sums: &mut [u32],
+fn fill_whole_sums<const COPIES: usize, const CLASSES: bool, S>(
+    sums: &mut [S],
     present: &mut [u8],
     stride: usize,
     offsets: &[u32],
     classes: &[u32],
-    amounts: &[u32],
-) {
+    amounts: &[S],
+) where
+    S: Copy + std::ops::AddAssign,
+{
     let table_len = sums.len() / COPIES;
+    let class = |i: usize| if CLASSES { classes[i] as usize } else { 0 };
     let whole_turns = offsets.len() / COPIES * COPIES;
     let turns = offsets[..whole_turns]
         .chunks_exact(COPIES)
-        .zip(classes[..whole_turns].chunks_exact(COPIES))
-        .zip(amounts[..whole_turns].chunks_exact(COPIES));
-    for ((offsets, classes), amounts) in turns {
+        .zip(amounts[..whole_turns].chunks_exact(COPIES))
+        .enumerate();
+    for (turn, (offsets, amounts)) in turns {
         for copy in 0..COPIES {
             let offset = offsets[copy] as usize;
-            sums[copy * table_len + offset * stride + classes[copy] as usize] += amounts[copy];
-            present[offset] = 1;
+            let class = class(turn * COPIES + copy);
+            sums[copy * table_len + offset * stride + class] += amounts[copy];
+            if CLASSES {
+                present[offset] = 1;
+            }
         }
     }
-    let rest = offsets[whole_turns..]
-        .iter()
-        .zip(&classes[whole_turns..])
-        .zip(&amounts[whole_turns..]);
-    for ((&offset, &class), &amount) in rest {
-        sums[offset as usize * stride + class as usize] += amount;
-        present[offset as usize] = 1;
+    for i in whole_turns..offsets.len() {
+        let offset = offsets[i] as usize;
+        sums[offset * stride + class(i)] += amounts[i];
+        if CLASSES {
+            present[offset] = 1;
+        }
     }
     let (first, others) = sums.split_at_mut(table_len);
     for copy in others.chunks_exact(table_len) {

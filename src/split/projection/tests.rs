@@ -134,7 +134,7 @@ fn bits_project_only_nodes_whose_atoms_all_have_weights_of_one() {
     let mut atoms = AtomSet::default();
     atoms.clear();
     atoms.push_unit(&mut [3, 4, 66]);
-    let mut sums = bit_sums::BitSums::default();
+    let mut sums = crate::split::bit_sums::BitSums::default();
     assert!(sums.prepare(&atoms, bits.words_per_row()));
     atoms.push_pairs(&mut [(5, 1.0), (6, 2.0)]);
     assert!(!sums.prepare(&atoms, bits.words_per_row()));

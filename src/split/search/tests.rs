@@ -616,3 +616,114 @@ fn fewer_samples_than_bins_are_searched_exactly() {
     assert_eq!(threshold(2, None), Some(7.5));
     assert_ne!(threshold(2, Some(16)), Some(7.5));
 }
+
+proptest! {
+    #[test]
+    fn binary_rows_searched_through_bits_split_as_through_cells(
+        n in 1usize..400,
+        n_features in 1usize..140,
+        n_atoms in 1usize..12,
+        cells in 1usize..20,
+        kind in 0usize..4,
+        n_classes in 1usize..4,
+        min_samples_leaf in 1usize..4,
+        whole_weights in any::<bool>(),
+        signs in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        // The same node searched on binary X with and without its bits: the bits are
+        // counted over the values an atom may take, and must choose the same split as
+        // the cells' sums, whose range decides how they are counted or sorted (which
+        // matters where weights are not whole).
+        let kind = [Kind::Gini, Kind::Entropy, Kind::SquaredError(1), Kind::SquaredError(2)][kind];
+        let mut rng = crate::rng::Rng::new(seed, 0);
+        let n_local = n + 3;
+        let x = Array2::from_shape_fn((n_local, n_features), |_| rng.below(2) as f32);
+        let row_of: Vec<u32> = (0..n_local as u32).rev().collect();
+        let samples: Vec<u32> = (0..n as u32).map(|i| (i * 7 + 1) % n_local as u32).collect();
+        let n_outputs = match kind {
+            Kind::SquaredError(k) => k,
+            _ => 0,
+        };
+        let local = LocalSamples {
+            row_of,
+            class_of: (0..n_local).map(|_| rng.below(n_classes) as u32).collect(),
+            weight_of: (0..n_local)
+                .map(|_| if whole_weights { [1.0, 2.0, 3.0] } else { [0.5, 1.25, 0.3] }[rng.below(3)])
+                .collect(),
+            values_of: (0..n_local * n_outputs).map(|_| [0.0, 1.5, -3.0][rng.below(3)]).collect(),
+        };
+        let mut atoms = AtomSet::default();
+        atoms.clear();
+        for _ in 0..n_atoms {
+            let mut pairs: Vec<(u32, f32)> = Vec::new();
+            for _ in 0..cells.min(n_features) {
+                let feature = rng.below(n_features) as u32;
+                let weight = if signs { [1.0, -1.0][rng.below(2)] } else { 1.0 };
+                if pairs.iter().all(|&(f, _)| f != feature) {
+                    pairs.push((feature, weight));
+                }
+            }
+            atoms.push_pairs(&mut pairs);
+        }
+        let rule = SplitRule {
+            min_samples_leaf,
+            min_weight_leaf: 0.0,
+            whole_range: Some((0.0, 1.0)),
+            missing_values: false,
+            max_bins: None,
+        };
+        let cells_rows = Rows::from_view(x.view()).unwrap();
+        let bit_rows = Rows::from_view(x.view()).unwrap().with_bits();
+        prop_assert!(bit_rows.bits().is_some());
+        let through_cells = search(kind, n_classes, &cells_rows, &local, &samples, &atoms, rule);
+        let through_bits = search(kind, n_classes, &bit_rows, &local, &samples, &atoms, rule);
+        prop_assert_eq!(through_cells, through_bits);
+    }
+}
+
+#[test]
+fn a_split_found_through_bits_leaves_its_atoms_projections_for_the_tree() {
+    let mut rng = crate::rng::Rng::new(3, 0);
+    let x = Array2::from_shape_fn((300, 70), |(i, f)| {
+        ((f < 10 && i % 2 == 0) || rng.below(9) == 0) as u8 as f32
+    });
+    let rows = Rows::from_view(x.view()).unwrap().with_bits();
+    let local = LocalSamples {
+        row_of: (0..300).collect(),
+        class_of: (0..300).map(|i| (i % 2 == 0) as u32).collect(),
+        weight_of: vec![1.0; 300],
+        values_of: Vec::new(),
+    };
+    let samples: Vec<u32> = (0..300).rev().collect();
+    let mut atoms = AtomSet::default();
+    atoms.clear();
+    atoms.push_unit(&mut [40, 41, 65]);
+    atoms.push_unit(&mut [2, 3, 4, 66, 67]);
+    atoms.push_unit(&mut [20, 30]);
+    let rule = SplitRule {
+        min_samples_leaf: 1,
+        min_weight_leaf: 0.0,
+        whole_range: Some((0.0, 1.0)),
+        missing_values: false,
+        max_bins: None,
+    };
+    let criterion = Gini { n_classes: 2 };
+    let mut node = NodeTargets::default();
+    criterion.gather(&local, &samples, &mut node);
+    let mut scratch = SplitScratch::default();
+    let candidate = best_split(
+        &criterion,
+        &rows,
+        &local.row_of,
+        &samples,
+        &node,
+        &atoms,
+        rule,
+        &mut scratch,
+    )
+    .unwrap();
+    assert_eq!(candidate.atom, 1);
+    let expected = projections(&rows, &local, &samples, atoms.get(1));
+    assert_eq!(scratch.projections(1, samples.len()), expected);
+}
