@@ -161,32 +161,29 @@ impl BitSums {
     }
 
     /// Writes each gathered sample's projection on atom `a` less the lowest projection
-    /// the atom can take into `offsets`; gives that lowest value and the number of
-    /// values the atom can take. Every offset is below that number.
-    pub(super) fn offsets(&self, a: usize, offsets: &mut Vec<u32>) -> (f32, usize) {
+    /// the atom can take into `offsets`; gives that lowest value, the number of values
+    /// the atom can take (every offset is below it), and the smallest and largest
+    /// offset.
+    pub(super) fn offsets(&self, a: usize, offsets: &mut Vec<u32>) -> (f32, usize, (u32, u32)) {
         let n = self.n;
         let negative_cells = self.negative_cells[a];
         offsets.clear();
         offsets.resize(n, negative_cells);
-        let segments = self.atom_segments[a] as usize..self.atom_segments[a + 1] as usize;
-        for segment in &self.segments[segments] {
-            let words = &self.block[segment.column as usize * n..][..n];
-            add_counts(
-                self.popcount,
-                offsets,
-                words,
-                segment.mask,
-                segment.negative,
-            );
-        }
+        let segments =
+            &self.segments[self.atom_segments[a] as usize..self.atom_segments[a + 1] as usize];
+        let taken = count_segments(self.popcount, offsets, &self.block, segments);
         // `0.0 - 0.0` is `+0.0`, as a sum of cells from `+0.0` is.
-        (0.0 - negative_cells as f32, self.cells[a] as usize + 1)
+        (
+            0.0 - negative_cells as f32,
+            self.cells[a] as usize + 1,
+            taken,
+        )
     }
 
     /// Writes each gathered sample's projection on atom `a` into `values`.
     pub(super) fn values(&mut self, a: usize, values: &mut [f32]) {
         let mut offsets = std::mem::take(&mut self.offsets);
-        let (low, _) = self.offsets(a, &mut offsets);
+        let (low, _, _) = self.offsets(a, &mut offsets);
         for (value, &offset) in values.iter_mut().zip(&offsets) {
             // Whole numbers below 2^23: exact in `f32`, and the sum of cells exactly.
             *value = offset as f32 + low;
@@ -210,62 +207,69 @@ impl BitSums {
     }
 }
 
-/// The smallest and largest of `offsets`, `(u32::MAX, 0)` if there are none.
-pub(super) fn offset_range(offsets: &[u32]) -> (u32, u32) {
-    // x86-64's baseline (SSE2) compares no unsigned lanes; AVX2 does.
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2.
-        return unsafe { offset_range_avx2(offsets) };
-    }
-    offset_range_portable(offsets)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn offset_range_avx2(offsets: &[u32]) -> (u32, u32) {
-    offset_range_portable(offsets)
-}
-
-#[inline(always)]
-fn offset_range_portable(offsets: &[u32]) -> (u32, u32) {
-    // Two reductions the compiler vectorises.
-    let low = offsets.iter().copied().fold(u32::MAX, u32::min);
-    let high = offsets.iter().copied().fold(0, u32::max);
-    (low, high)
-}
-
-/// Adds (or takes away, if `negative`) the set bits of each of `words` under `mask`
-/// to (from) `counts`, wrapping: counts that end whole need not be at every step.
-fn add_counts(popcount: Popcount, counts: &mut [u32], words: &[u64], mask: u64, negative: bool) {
+/// Adds (or takes away) the set bits under each of `segments` (over the columns of
+/// `block`, each `counts.len()` words) to (from) `counts`, wrapping: counts that end
+/// whole need not be at every step. Gives the smallest and largest count at the end,
+/// `(u32::MAX, 0)` if there are none.
+fn count_segments(
+    popcount: Popcount,
+    counts: &mut [u32],
+    block: &[u64],
+    segments: &[Segment],
+) -> (u32, u32) {
     match popcount {
         // SAFETY: `detect` found the instructions these are compiled for.
         #[cfg(target_arch = "x86_64")]
-        Popcount::Lanes => unsafe { add_counts_lanes(counts, words, mask, negative) },
+        Popcount::Lanes => unsafe { count_segments_lanes(counts, block, segments) },
         #[cfg(target_arch = "x86_64")]
-        Popcount::Instruction => unsafe { add_counts_instruction(counts, words, mask, negative) },
-        Popcount::Portable => add_counts_portable(counts, words, mask, negative),
+        Popcount::Instruction => unsafe { count_segments_instruction(counts, block, segments) },
+        Popcount::Portable => count_segments_portable(counts, block, segments),
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn add_counts_lanes(counts: &mut [u32], words: &[u64], mask: u64, negative: bool) {
-    add_counts_portable(counts, words, mask, negative)
+fn count_segments_lanes(counts: &mut [u32], block: &[u64], segments: &[Segment]) -> (u32, u32) {
+    count_segments_portable(counts, block, segments)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-fn add_counts_instruction(counts: &mut [u32], words: &[u64], mask: u64, negative: bool) {
-    add_counts_portable(counts, words, mask, negative)
+#[target_feature(enable = "avx2,popcnt")]
+fn count_segments_instruction(
+    counts: &mut [u32],
+    block: &[u64],
+    segments: &[Segment],
+) -> (u32, u32) {
+    count_segments_portable(counts, block, segments)
 }
 
 #[inline(always)]
-fn add_counts_portable(counts: &mut [u32], words: &[u64], mask: u64, negative: bool) {
-    let pairs = counts.iter_mut().zip(words);
-    if negative {
-        pairs.for_each(|(count, &word)| *count = count.wrapping_sub((word & mask).count_ones()));
-    } else {
-        pairs.for_each(|(count, &word)| *count = count.wrapping_add((word & mask).count_ones()));
+fn count_segments_portable(counts: &mut [u32], block: &[u64], segments: &[Segment]) -> (u32, u32) {
+    let n = counts.len();
+    let column = |segment: &Segment| &block[segment.column as usize * n..][..n];
+    let Some((last, others)) = segments.split_last() else {
+        let (low, high) = (counts.iter().copied().min(), counts.iter().copied().max());
+        return (low.unwrap_or(u32::MAX), high.unwrap_or(0));
+    };
+    for segment in others {
+        let (mask, pairs) = (segment.mask, counts.iter_mut().zip(column(segment)));
+        if segment.negative {
+            pairs
+                .for_each(|(count, &word)| *count = count.wrapping_sub((word & mask).count_ones()));
+        } else {
+            pairs
+                .for_each(|(count, &word)| *count = count.wrapping_add((word & mask).count_ones()));
+        }
     }
+    // The last segment's pass also finds the range: two reductions the compiler
+    // vectorises with it.
+    let (mask, pairs) = (last.mask, counts.iter_mut().zip(column(last)));
+    let sign = if last.negative { u32::MAX } else { 1 };
+    let (mut low, mut high) = (u32::MAX, 0);
+    for (count, &word) in pairs {
+        *count = count.wrapping_add(sign.wrapping_mul((word & mask).count_ones()));
+        low = low.min(*count);
+        high = high.max(*count);
+    }
+    (low, high)
 }

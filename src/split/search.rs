@@ -1,5 +1,4 @@
 use super::binned::BinnedAtom;
-use super::bit_sums::offset_range;
 use super::counted_scan::{value_range, Counting, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::projection::NodeProjector;
@@ -164,11 +163,10 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
                 bit_sums.gather(bits, row_of, samples);
                 for atom in 0..atoms.len() {
                     let table = &mut scratch.by_value;
-                    let (low, span) = bit_sums.offsets(atom, &mut table.offsets);
+                    let (low, span, (lowest, highest)) = bit_sums.offsets(atom, &mut table.offsets);
                     // Counted over the values any sample may take, but counted or sorted
                     // as the values the node's samples take decide, as elsewhere: sums
                     // that are not whole depend on the order of their additions.
-                    let (lowest, highest) = offset_range(&table.offsets);
                     if lowest == highest {
                         continue; // constant along this atom
                     }
