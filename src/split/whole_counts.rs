@@ -96,61 +96,41 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         table: &mut ValueTable,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
+        let n_samples = table.offsets.len();
+        if table.whole_pairs.len() == n_samples {
+            self.scan_pairs(low, span, atom, table, best);
+            return;
+        }
         let criterion = self.criterion;
         let node = self.node;
         let n_entries = criterion.n_entries();
         let n_lanes = n_entries.div_ceil(LANES);
         let stride = n_lanes * LANES;
         let table_len = span * stride;
-        let n_samples = table.offsets.len();
+        let copies = table_copies(table_len, n_samples);
+        table.whole_sums.clear();
+        table.whole_sums.resize(table_len * copies, 0);
         // Presence apart, stored rather than added: runs of equal values (a background
         // pixel) would otherwise wait on each other's read-modify-write.
         table.present.clear();
         table.present.resize(span, 0);
-        if table.whole_pairs.len() == n_samples {
-            // Two entries: each sample's amount in its class's half of a `u64`, one
-            // addition a sample, then the halves spread into the table's rows.
-            let copies = table_copies(span, n_samples);
-            table.pair_sums.clear();
-            table.pair_sums.resize(span * copies, 0);
-            let (sums, present) = (&mut table.pair_sums[..], &mut table.present[..]);
-            let fill = match copies {
-                4 => fill_whole_sums::<4, false, u64>,
-                2 => fill_whole_sums::<2, false, u64>,
-                _ => fill_whole_sums::<1, false, u64>,
-            };
-            fill(sums, present, 1, &table.offsets, &[], &table.whole_pairs);
-            table.whole_sums.clear();
-            table.whole_sums.resize(table_len, 0);
-            let rows = table.whole_sums.chunks_exact_mut(stride);
-            let values = rows.zip(&table.pair_sums[..span]).zip(&mut table.present);
-            for ((row, &pair), present) in values {
-                (row[0], row[1]) = (pair as u32, (pair >> 32) as u32);
-                // Every amount of a node is at least 1 (its weights are positive).
-                *present = (pair != 0) as u8;
-            }
-        } else {
-            let copies = table_copies(table_len, n_samples);
-            table.whole_sums.clear();
-            table.whole_sums.resize(table_len * copies, 0);
-            // Slices, not the vectors: their addresses stay in registers while bytes
-            // are stored (a byte store might otherwise have changed a vector's address).
-            let (sums, present) = (&mut table.whole_sums[..], &mut table.present[..]);
-            let fill = match copies {
-                4 => fill_whole_sums::<4, true, u32>,
-                2 => fill_whole_sums::<2, true, u32>,
-                _ => fill_whole_sums::<1, true, u32>,
-            };
-            fill(
-                sums,
-                present,
-                stride,
-                &table.offsets,
-                &node.classes,
-                &table.whole_amounts,
-            );
-        }
-        let (sums, present) = (&table.whole_sums[..table_len], &table.present[..]);
+        // Slices, not the vectors: their addresses stay in registers while bytes are
+        // stored (a byte store might otherwise have changed a vector's address).
+        let (sums, present) = (&mut table.whole_sums[..], &mut table.present[..]);
+        let fill = match copies {
+            4 => fill_whole_sums::<4, true, u32>,
+            2 => fill_whole_sums::<2, true, u32>,
+            _ => fill_whole_sums::<1, true, u32>,
+        };
+        fill(
+            sums,
+            present,
+            stride,
+            &table.offsets,
+            &node.classes,
+            &table.whole_amounts,
+        );
+        let sums = &sums[..table_len];
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when a sample takes it.
         let count_samples = self.min_leaf > 1;
@@ -221,6 +201,97 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             if count_samples {
                 left_n += counts[offset] as usize;
             }
+        }
+    }
+
+    /// [`Self::scan_whole_offsets`] for two entries (classes) whose amounts are paired
+    /// in `table.whole_pairs` ([`pair_amounts`]): one addition a sample into the sums
+    /// of each value, whose halves are the two classes' sums, then the boundaries
+    /// between present values walked straight from them. The same exact sums and
+    /// costs, so the same split.
+    fn scan_pairs(
+        &self,
+        low: f32,
+        span: usize,
+        atom: usize,
+        table: &mut ValueTable,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) {
+        let (criterion, node) = (self.criterion, self.node);
+        let n_samples = table.offsets.len();
+        let copies = table_copies(span, n_samples);
+        table.pair_sums.clear();
+        table.pair_sums.resize(span * copies, 0);
+        let fill = match copies {
+            4 => fill_whole_sums::<4, false, u64>,
+            2 => fill_whole_sums::<2, false, u64>,
+            _ => fill_whole_sums::<1, false, u64>,
+        };
+        // Presence is read from the sums: every amount of a node is at least 1 (its
+        // weights are positive).
+        fill(
+            &mut table.pair_sums,
+            &mut [],
+            1,
+            &table.offsets,
+            &[],
+            &table.whole_pairs,
+        );
+        let count_samples = self.min_leaf > 1;
+        let counts = &mut table.counts;
+        if count_samples {
+            counts.clear();
+            counts.resize(span, 0);
+            for &offset in &table.offsets {
+                counts[offset as usize] += 1;
+            }
+        }
+        let totals = [0, 1].map(|entry| node.sums.get(entry).copied().unwrap_or(0.0));
+        // Exact whole numbers throughout (see `scan_whole_offsets`).
+        let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
+        let (mut left, mut left_squares, mut cross, mut left_weight) = ([0.0f64; 2], 0.0, 0.0, 0.0);
+        let mut left_n = 0usize;
+        let mut below: Option<usize> = None;
+        for (offset, &pair) in table.pair_sums[..span].iter().enumerate() {
+            if pair == 0 {
+                continue;
+            }
+            if let Some(below) = below {
+                if count_samples && n_samples - left_n < self.min_leaf {
+                    break; // the right side only shrinks from here
+                }
+                let right_weight = node.weight - left_weight;
+                let left_sums = || left.iter().take(node.sums.len()).copied();
+                let right_sums = || {
+                    node.sums
+                        .iter()
+                        .zip(&left)
+                        .map(|(&total, &sum)| total - sum)
+                };
+                if (!count_samples || left_n >= self.min_leaf)
+                    && self.heavy_enough(left_weight)
+                    && self.heavy_enough(right_weight)
+                    && criterion.allows_side(node, left_sums())
+                    && criterion.allows_side(node, right_sums())
+                {
+                    let right_squares = (total_squares + left_squares) - 2.0 * cross;
+                    let children_cost = criterion.cost(left_weight, left_squares)
+                        + criterion.cost(right_weight, right_squares);
+                    let threshold = || midpoint(low + below as f32, low + offset as f32);
+                    self.offer(children_cost, atom, threshold, None, best);
+                }
+            }
+            for (entry, amount) in [pair as u32, (pair >> 32) as u32].into_iter().enumerate() {
+                let amount = amount as f64;
+                left_squares += amount * (2.0 * left[entry] + amount);
+                cross += amount * totals[entry];
+                left_weight += amount;
+                left[entry] += amount;
+            }
+            if count_samples {
+                left_n += counts[offset] as usize;
+            }
+            below = Some(offset);
         }
     }
 }
