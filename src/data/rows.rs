@@ -2,6 +2,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use ndarray::ArrayView2;
+use rayon::prelude::*;
 
 use super::bits::BitRows;
 use super::feature::{non_finite_error, Feature};
@@ -165,14 +166,25 @@ impl<'a, T: Feature> Rows<'a, T> {
 
     /// A copy with every value as a byte, for X whose [`Self::whole_values`] lie in
     /// `0..=255`, where it gives the same projections as `self`.
-    /// X of bytes is borrowed, not copied.
+    /// X of bytes is borrowed, not copied. Blocks of values are converted in parallel
+    /// on the current thread pool: fits make this copy while no tree grows.
     pub fn to_bytes(&self) -> Rows<'_, u8> {
+        // Blocks large enough that handing them out costs little beside converting.
+        const BLOCK: usize = 1 << 16;
         let values = match T::as_bytes(&self.values) {
             Some(bytes) => Cow::Borrowed(bytes),
             None => {
                 let mut bytes = Vec::with_capacity(self.values.len());
                 advise_huge_pages(&bytes);
-                bytes.extend(self.values.iter().map(|v| v.to_f32() as u8));
+                bytes.resize(self.values.len(), 0);
+                let blocks = bytes
+                    .par_chunks_mut(BLOCK)
+                    .zip(self.values.par_chunks(BLOCK));
+                blocks.for_each(|(bytes, values)| {
+                    for (byte, value) in bytes.iter_mut().zip(values) {
+                        *byte = value.to_f32() as u8;
+                    }
+                });
                 Cow::Owned(bytes)
             }
         };
