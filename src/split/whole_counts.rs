@@ -164,44 +164,67 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // Every sum of entries is at most 2^26: every square, sum of squares and sum of
         // products below is an exact whole number (below 2^53).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
-        let (mut left_squares, mut cross, mut left_weight) = (0.0f64, 0.0f64, 0.0f64);
-        let mut left_n = 0usize;
+        let mut side = WholeLeft::default();
         for (i, &offset) in order[..n_present].iter().enumerate() {
             let offset = offset as usize;
             if i > 0 {
-                if count_samples && n_samples - left_n < self.min_leaf {
-                    break; // the right side only shrinks from here
-                }
-                let right_weight = node.weight - left_weight;
-                let left_sums = || left.iter().flatten().take(n_entries).copied();
-                let right_sums = || {
-                    node.sums
-                        .iter()
-                        .zip(left.iter().flatten())
-                        .map(|(&total, &sum)| total - sum)
+                let left_sums = left.iter().flatten().take(n_entries).copied();
+                let below = order[i - 1] as f32;
+                let threshold = || midpoint(low + below, low + offset as f32);
+                let walk = WholeWalk {
+                    total_squares,
+                    count_samples,
+                    n_samples,
+                    atom,
                 };
-                if (!count_samples || left_n >= self.min_leaf)
-                    && self.heavy_enough(left_weight)
-                    && self.heavy_enough(right_weight)
-                    && criterion.allows_side(node, left_sums())
-                    && criterion.allows_side(node, right_sums())
-                {
-                    let right_squares = (total_squares + left_squares) - 2.0 * cross;
-                    let children_cost = criterion.cost(left_weight, left_squares)
-                        + criterion.cost(right_weight, right_squares);
-                    let below = order[i - 1] as f32;
-                    let threshold = || midpoint(low + below, low + offset as f32);
-                    self.offer(children_cost, atom, threshold, None, best);
+                if !self.offer_whole_boundary(&walk, &side, left_sums, threshold, best) {
+                    break; // the right side only shrinks from here
                 }
             }
             let moved = move_left(left, totals, &sums[offset * stride..][..stride]);
-            left_squares += moved[0];
-            cross += moved[1];
-            left_weight += moved[2];
+            side.squares += moved[0];
+            side.cross += moved[1];
+            side.weight += moved[2];
             if count_samples {
-                left_n += counts[offset] as usize;
+                side.n += counts[offset] as usize;
             }
         }
+    }
+
+    /// Offers the boundary of a walk over whole sums whose left side (its entries'
+    /// sums `left_sums`) is `side`, at `threshold`, where both sides may be children;
+    /// `false` once too few samples are left for the right side, which only shrinks.
+    #[inline(always)]
+    fn offer_whole_boundary(
+        &self,
+        walk: &WholeWalk,
+        side: &WholeLeft,
+        left_sums: impl Iterator<Item = f64> + Clone,
+        threshold: impl FnOnce() -> f32,
+        best: &mut Option<(f64, SplitCandidate)>,
+    ) -> bool {
+        let (criterion, node) = (self.criterion, self.node);
+        if walk.count_samples && walk.n_samples - side.n < self.min_leaf {
+            return false;
+        }
+        let right_weight = node.weight - side.weight;
+        let right_sums = node
+            .sums
+            .iter()
+            .zip(left_sums.clone())
+            .map(|(&total, sum)| total - sum);
+        if (!walk.count_samples || side.n >= self.min_leaf)
+            && self.heavy_enough(side.weight)
+            && self.heavy_enough(right_weight)
+            && criterion.allows_side(node, left_sums)
+            && criterion.allows_side(node, right_sums)
+        {
+            let right_squares = (walk.total_squares + side.squares) - 2.0 * side.cross;
+            let children_cost = criterion.cost(side.weight, side.squares)
+                + criterion.cost(right_weight, right_squares);
+            self.offer(children_cost, walk.atom, threshold, None, best);
+        }
+        true
     }
 
     /// [`Self::scan_whole_offsets`] for two entries (classes) whose amounts are paired
@@ -217,7 +240,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         table: &mut ValueTable,
         best: &mut Option<(f64, SplitCandidate)>,
     ) {
-        let (criterion, node) = (self.criterion, self.node);
+        let node = self.node;
         let n_samples = table.offsets.len();
         let copies = table_copies(span, n_samples);
         table.pair_sums.clear();
@@ -249,51 +272,58 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         let totals = [0, 1].map(|entry| node.sums.get(entry).copied().unwrap_or(0.0));
         // Exact whole numbers throughout (see `scan_whole_offsets`).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
-        let (mut left, mut left_squares, mut cross, mut left_weight) = ([0.0f64; 2], 0.0, 0.0, 0.0);
-        let mut left_n = 0usize;
+        let (mut left, mut side) = ([0.0f64; 2], WholeLeft::default());
         let mut below: Option<usize> = None;
         for (offset, &pair) in table.pair_sums[..span].iter().enumerate() {
             if pair == 0 {
                 continue;
             }
             if let Some(below) = below {
-                if count_samples && n_samples - left_n < self.min_leaf {
-                    break; // the right side only shrinks from here
-                }
-                let right_weight = node.weight - left_weight;
-                let left_sums = || left.iter().take(node.sums.len()).copied();
-                let right_sums = || {
-                    node.sums
-                        .iter()
-                        .zip(&left)
-                        .map(|(&total, &sum)| total - sum)
+                let left_sums = left.iter().take(node.sums.len()).copied();
+                let threshold = || midpoint(low + below as f32, low + offset as f32);
+                let walk = WholeWalk {
+                    total_squares,
+                    count_samples,
+                    n_samples,
+                    atom,
                 };
-                if (!count_samples || left_n >= self.min_leaf)
-                    && self.heavy_enough(left_weight)
-                    && self.heavy_enough(right_weight)
-                    && criterion.allows_side(node, left_sums())
-                    && criterion.allows_side(node, right_sums())
-                {
-                    let right_squares = (total_squares + left_squares) - 2.0 * cross;
-                    let children_cost = criterion.cost(left_weight, left_squares)
-                        + criterion.cost(right_weight, right_squares);
-                    let threshold = || midpoint(low + below as f32, low + offset as f32);
-                    self.offer(children_cost, atom, threshold, None, best);
+                if !self.offer_whole_boundary(&walk, &side, left_sums, threshold, best) {
+                    break; // the right side only shrinks from here
                 }
             }
             for (entry, amount) in [pair as u32, (pair >> 32) as u32].into_iter().enumerate() {
                 let amount = amount as f64;
-                left_squares += amount * (2.0 * left[entry] + amount);
-                cross += amount * totals[entry];
-                left_weight += amount;
+                side.squares += amount * (2.0 * left[entry] + amount);
+                side.cross += amount * totals[entry];
+                side.weight += amount;
                 left[entry] += amount;
             }
             if count_samples {
-                left_n += counts[offset] as usize;
+                side.n += counts[offset] as usize;
             }
             below = Some(offset);
         }
     }
+}
+
+/// The left side of a walk over whole sums: its weight, its entries' sum of squares,
+/// their sum of products with the node's sums, and its samples (counted only where
+/// `min_samples_leaf` needs them). Exact whole numbers below 2^53.
+#[derive(Debug, Default)]
+struct WholeLeft {
+    weight: f64,
+    squares: f64,
+    cross: f64,
+    n: usize,
+}
+
+/// What stays the same along one atom's walk over whole sums.
+struct WholeWalk {
+    /// The node's entries' sum of squares.
+    total_squares: f64,
+    count_samples: bool,
+    n_samples: usize,
+    atom: usize,
 }
 
 /// Copies of a value table filled side by side, the samples taking turns, for a table
