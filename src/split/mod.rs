@@ -12,6 +12,7 @@ mod class_criteria;
 mod counted_scan;
 mod criterion;
 mod missing_sums;
+mod pair_counts;
 mod pooled_columns;
 mod projection;
 mod rank_sort;

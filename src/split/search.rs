@@ -1,10 +1,11 @@
 use super::binned::BinnedAtom;
 use super::counted_scan::{value_range, Counting, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
+use super::pair_counts::pair_amounts;
 use super::projection::NodeProjector;
 use super::scan::{table_width, NodeScan};
 use super::sort::{sort_generally, sort_whole_offsets, sort_whole_values};
-use super::whole_counts::{counts_exactly, pair_amounts};
+use super::whole_counts::counts_exactly;
 use crate::atoms::AtomSet;
 use crate::data::{Feature, Rows};
 

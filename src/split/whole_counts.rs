@@ -40,20 +40,6 @@ pub(super) fn counts_exactly<C: SplitCriterion>(
     whole
 }
 
-/// For a node that [`counts_exactly`] with at most two classes, each sample's amount
-/// in the half of a `u64` its class names, so that one addition counts it
-/// ([`NodeScan::scan_whole_offsets`]); empty otherwise. Sums of at most 2^26 a half
-/// never carry into the other.
-pub(super) fn pair_amounts(node: &NodeTargets, n_entries: usize, table: &mut ValueTable) {
-    table.whole_pairs.clear();
-    if n_entries <= 2 {
-        let amounts = node.classes.iter().zip(&table.whole_amounts);
-        table
-            .whole_pairs
-            .extend(amounts.map(|(&class, &amount)| (amount as u64) << (32 * (class & 1))));
-    }
-}
-
 /// Class sums moved together in the boundary walk: each value's row of the table is
 /// padded to a multiple of this many entries, read and added lane by lane.
 const LANES: usize = 4;
@@ -195,7 +181,7 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
     /// sums `left_sums`) is `side`, at `threshold`, where both sides may be children;
     /// `false` once too few samples are left for the right side, which only shrinks.
     #[inline(always)]
-    fn offer_whole_boundary(
+    pub(super) fn offer_whole_boundary(
         &self,
         walk: &WholeWalk,
         side: &WholeLeft,
@@ -226,104 +212,26 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         }
         true
     }
-
-    /// [`Self::scan_whole_offsets`] for two entries (classes) whose amounts are paired
-    /// in `table.whole_pairs` ([`pair_amounts`]): one addition a sample into the sums
-    /// of each value, whose halves are the two classes' sums, then the boundaries
-    /// between present values walked straight from them. The same exact sums and
-    /// costs, so the same split.
-    fn scan_pairs(
-        &self,
-        low: f32,
-        span: usize,
-        atom: usize,
-        table: &mut ValueTable,
-        best: &mut Option<(f64, SplitCandidate)>,
-    ) {
-        let node = self.node;
-        let n_samples = table.offsets.len();
-        let copies = table_copies(span, n_samples);
-        table.pair_sums.clear();
-        table.pair_sums.resize(span * copies, 0);
-        let fill = match copies {
-            4 => fill_whole_sums::<4, false, u64>,
-            2 => fill_whole_sums::<2, false, u64>,
-            _ => fill_whole_sums::<1, false, u64>,
-        };
-        // Presence is read from the sums: every amount of a node is at least 1 (its
-        // weights are positive).
-        fill(
-            &mut table.pair_sums,
-            &mut [],
-            1,
-            &table.offsets,
-            &[],
-            &table.whole_pairs,
-        );
-        let count_samples = self.min_leaf > 1;
-        let counts = &mut table.counts;
-        if count_samples {
-            counts.clear();
-            counts.resize(span, 0);
-            for &offset in &table.offsets {
-                counts[offset as usize] += 1;
-            }
-        }
-        let totals = [0, 1].map(|entry| node.sums.get(entry).copied().unwrap_or(0.0));
-        // Exact whole numbers throughout (see `scan_whole_offsets`).
-        let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
-        let (mut left, mut side) = ([0.0f64; 2], WholeLeft::default());
-        let mut below: Option<usize> = None;
-        for (offset, &pair) in table.pair_sums[..span].iter().enumerate() {
-            if pair == 0 {
-                continue;
-            }
-            if let Some(below) = below {
-                let left_sums = left.iter().take(node.sums.len()).copied();
-                let threshold = || midpoint(low + below as f32, low + offset as f32);
-                let walk = WholeWalk {
-                    total_squares,
-                    count_samples,
-                    n_samples,
-                    atom,
-                };
-                if !self.offer_whole_boundary(&walk, &side, left_sums, threshold, best) {
-                    break; // the right side only shrinks from here
-                }
-            }
-            for (entry, amount) in [pair as u32, (pair >> 32) as u32].into_iter().enumerate() {
-                let amount = amount as f64;
-                side.squares += amount * (2.0 * left[entry] + amount);
-                side.cross += amount * totals[entry];
-                side.weight += amount;
-                left[entry] += amount;
-            }
-            if count_samples {
-                side.n += counts[offset] as usize;
-            }
-            below = Some(offset);
-        }
-    }
 }
 
 /// The left side of a walk over whole sums: its weight, its entries' sum of squares,
 /// their sum of products with the node's sums, and its samples (counted only where
 /// `min_samples_leaf` needs them). Exact whole numbers below 2^53.
 #[derive(Debug, Default)]
-struct WholeLeft {
-    weight: f64,
-    squares: f64,
-    cross: f64,
-    n: usize,
+pub(super) struct WholeLeft {
+    pub(super) weight: f64,
+    pub(super) squares: f64,
+    pub(super) cross: f64,
+    pub(super) n: usize,
 }
 
 /// What stays the same along one atom's walk over whole sums.
-struct WholeWalk {
+pub(super) struct WholeWalk {
     /// The node's entries' sum of squares.
-    total_squares: f64,
-    count_samples: bool,
-    n_samples: usize,
-    atom: usize,
+    pub(super) total_squares: f64,
+    pub(super) count_samples: bool,
+    pub(super) n_samples: usize,
+    pub(super) atom: usize,
 }
 
 /// Copies of a value table filled side by side, the samples taking turns, for a table
@@ -331,7 +239,7 @@ struct WholeWalk {
 /// and class (binary X, few bins, a background pixel), each one's addition would wait
 /// on the one before; copies let them run together. Only where the table is small
 /// beside the node, since the copies are added together afterwards.
-fn table_copies(table_len: usize, n_samples: usize) -> usize {
+pub(super) fn table_copies(table_len: usize, n_samples: usize) -> usize {
     if 4 * table_len <= n_samples {
         4
     } else if 2 * table_len <= n_samples {
@@ -348,7 +256,7 @@ fn table_copies(table_len: usize, n_samples: usize) -> usize {
 /// in `present`, then adds the copies into the first. Sums of whole numbers that do
 /// not overflow: the same table in whatever order they are added.
 #[inline(always)]
-fn fill_whole_sums<const COPIES: usize, const CLASSES: bool, S>(
+pub(super) fn fill_whole_sums<const COPIES: usize, const CLASSES: bool, S>(
     sums: &mut [S],
     present: &mut [u8],
     stride: usize,
