@@ -71,6 +71,12 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // Exact whole numbers throughout (see `scan_whole_offsets`).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
         let (mut left, mut side) = ([0.0f64; 2], WholeLeft::default());
+        let walk = WholeWalk {
+            total_squares,
+            count_samples,
+            n_samples,
+            atom,
+        };
         let mut below: Option<usize> = None;
         for (offset, &pair) in table.pair_sums[..span].iter().enumerate() {
             if pair == 0 {
@@ -79,12 +85,6 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             if let Some(below) = below {
                 let left_sums = left.iter().take(node.sums.len()).copied();
                 let threshold = || midpoint(low + below as f32, low + offset as f32);
-                let walk = WholeWalk {
-                    total_squares,
-                    count_samples,
-                    n_samples,
-                    atom,
-                };
                 if !self.offer_whole_boundary(&walk, &side, left_sums, threshold, best) {
                     break; // the right side only shrinks from here
                 }

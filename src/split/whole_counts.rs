@@ -151,18 +151,18 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // products below is an exact whole number (below 2^53).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();
         let mut side = WholeLeft::default();
+        let walk = WholeWalk {
+            total_squares,
+            count_samples,
+            n_samples,
+            atom,
+        };
         for (i, &offset) in order[..n_present].iter().enumerate() {
             let offset = offset as usize;
             if i > 0 {
                 let left_sums = left.iter().flatten().take(n_entries).copied();
                 let below = order[i - 1] as f32;
                 let threshold = || midpoint(low + below, low + offset as f32);
-                let walk = WholeWalk {
-                    total_squares,
-                    count_samples,
-                    n_samples,
-                    atom,
-                };
                 if !self.offer_whole_boundary(&walk, &side, left_sums, threshold, best) {
                     break; // the right side only shrinks from here
                 }
