@@ -145,6 +145,11 @@ impl BitSums {
         });
     }
 
+    /// The most cells of any atom of the last [`Self::prepare`] (0 if none).
+    pub(super) fn most_cells(&self) -> usize {
+        self.cells.iter().max().map_or(0, |&cells| cells as usize)
+    }
+
     /// Copies the words the atoms of the last [`Self::prepare`] read from the rows
     /// (`bits` row `row_of[sample]`) of the node's `samples`.
     pub(super) fn gather(&mut self, bits: &BitRows, row_of: &[u32], samples: &[u32]) {

@@ -1,4 +1,5 @@
 use super::binned::BinnedAtom;
+use super::bit_sums::BitSums;
 use super::counted_scan::{value_range, Counting, ValueTable, MAX_COUNTED_SPAN, TABLE_COPIES};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::pair_counts::pair_amounts;
@@ -158,9 +159,15 @@ fn search<C: SplitCriterion, T: Feature, const MISSING: bool>(
             None
         }
     };
-    if !MISSING && rule.whole_range.is_some() && rule.max_bins.is_none() {
+    if !MISSING && rule.whole_range.is_some() {
         if let Some(bits) = rows.bits() {
-            if let Some(bit_sums) = scratch.projector.bit_sums(rows, atoms) {
+            // Whole projections spanning fewer values than the bins are counted
+            // exactly rather than binned: so are all of an atom's with fewer cells.
+            let exact = |bit_sums: &&mut BitSums| {
+                rule.max_bins
+                    .is_none_or(|bins| bit_sums.most_cells() < bins)
+            };
+            if let Some(bit_sums) = scratch.projector.bit_sums(rows, atoms).filter(exact) {
                 bit_sums.gather(bits, row_of, samples);
                 for atom in 0..atoms.len() {
                     let table = &mut scratch.by_value;

@@ -629,12 +629,13 @@ proptest! {
         min_samples_leaf in 1usize..4,
         whole_weights in any::<bool>(),
         signs in any::<bool>(),
+        max_bins in prop::sample::select(vec![None, Some(2usize), Some(4), Some(9), Some(16), Some(64)]),
         seed in any::<u64>(),
     ) {
         // The same node searched on binary X with and without its bits: the bits are
         // counted over the values an atom may take, and must choose the same split as
         // the cells' sums, whose range decides how they are counted or sorted (which
-        // matters where weights are not whole).
+        // matters where weights are not whole), or binned where bins are asked for.
         let kind = [Kind::Gini, Kind::Entropy, Kind::SquaredError(1), Kind::SquaredError(2)][kind];
         let mut rng = crate::rng::Rng::new(seed, 0);
         let n_local = n + 3;
@@ -671,7 +672,7 @@ proptest! {
             min_weight_leaf: 0.0,
             whole_range: Some((0.0, 1.0)),
             missing_values: false,
-            max_bins: None,
+            max_bins,
         };
         let cells_rows = Rows::from_view(x.view()).unwrap();
         let bit_rows = Rows::from_view(x.view()).unwrap().with_bits();
