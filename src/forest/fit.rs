@@ -206,8 +206,9 @@ impl SearchCopy {
         // they are not projected through bits.
         let pools = atoms.pools();
         let binary = matches!(whole_values, Some((low, high)) if low >= 0.0 && high <= 1.0);
-        // Patches of weights ±1, whose rows of cells are masks over words of bits.
-        let in_masks = bounds.max_abs == 1 && atoms.mean_cells().is_some_and(|c| c >= 2.0);
+        // Atoms of weights ±1 (cells, sparse combinations, patches, edges) are masks
+        // over a binary row's words.
+        let in_masks = bounds.max_abs == 1;
         if byte_valued && binary && in_masks && !pools {
             return SearchCopy::Bits;
         }

@@ -205,7 +205,8 @@ fn patch_forests_searched_through_running_sums_or_bits_grow_as_on_x_itself() {
     // not whole and is searched directly; every projection moves by half the atom's
     // weight sum, so the splits and the probabilities on equally shifted rows must not
     // change. Signed patches (weights -1, 1 and 2) are read through running sums as
-    // well; edge detectors (weights 1 and -1) on binary X through bits.
+    // well; edge detectors (weights 1 and -1), single cells and sparse combinations of
+    // weights ±1 on binary X through bits.
     let (x, mut y) = runs_on_a_cycle(600, 5);
     let mut rng = Rng::new(6, 0);
     y.iter_mut()
@@ -228,6 +229,13 @@ fn patch_forests_searched_through_running_sums_or_bits_grow_as_on_x_itself() {
         (AtomKind::Patches(cycle.clone()), 1.0),
         (
             AtomKind::SignedPatches(SignedPatches::new(cycle.clone(), 2)),
+            1.0,
+        ),
+        (AtomKind::AxisAligned, 1.0),
+        (
+            AtomKind::SparseOblique {
+                feature_combinations: 2.0,
+            },
             1.0,
         ),
         (AtomKind::Patches(cycle.clone()), 3.0),
