@@ -34,6 +34,15 @@ pub(super) struct ValueTable {
     pub(super) whole_totals: Vec<Lanes>,
 }
 
+/// Counts the samples at each of `span` values into `counts`, from their `offsets`.
+pub(super) fn count_values(offsets: &[u32], span: usize, counts: &mut Vec<u32>) {
+    counts.clear();
+    counts.resize(span, 0);
+    for &offset in offsets {
+        counts[offset as usize] += 1;
+    }
+}
+
 /// How a node's projections on an atom are counted by value (or by bin), given how the
 /// node's entries are summed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

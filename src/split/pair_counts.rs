@@ -4,7 +4,7 @@
 //! costs are those of [`NodeScan::scan_whole_offsets`]'s general walk, exact whole
 //! numbers, so the split is the same.
 
-use super::counted_scan::ValueTable;
+use super::counted_scan::{count_values, ValueTable};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::scan::{midpoint, NodeScan};
 use super::search::SplitCandidate;
@@ -59,14 +59,10 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
             &table.whole_pairs,
         );
         let count_samples = self.min_leaf > 1;
-        let counts = &mut table.counts;
         if count_samples {
-            counts.clear();
-            counts.resize(span, 0);
-            for &offset in &table.offsets {
-                counts[offset as usize] += 1;
-            }
+            count_values(&table.offsets, span, &mut table.counts);
         }
+        let counts = &table.counts;
         let totals = [0, 1].map(|entry| node.sums.get(entry).copied().unwrap_or(0.0));
         // Exact whole numbers throughout (see `scan_whole_offsets`).
         let total_squares: f64 = node.sums.iter().map(|&sum| sum * sum).sum();

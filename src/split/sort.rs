@@ -1,6 +1,6 @@
 //! Sorting the (value key, sample) pairs of a node: the step that dominates split search.
 
-use super::counted_scan::{whole_offsets, ValueTable};
+use super::counted_scan::{count_values, whole_offsets, ValueTable};
 use super::rank_sort::{rank_sort_available, sort_by_rank, RANK_SORT_MAX_LEN};
 use super::scan::{position_key, position_key_or_missing};
 
@@ -158,12 +158,8 @@ pub(super) fn sort_whole_offsets(
     // `starts[v]` counts value `v`, then becomes its first slot in `keys`: the running
     // total stays in a register, not in the table (an addition waiting on a store and
     // a load per value).
+    count_values(&table.offsets, span, &mut table.counts);
     let starts = &mut table.counts;
-    starts.clear();
-    starts.resize(span, 0);
-    for &offset in &table.offsets {
-        starts[offset as usize] += 1;
-    }
     let mut next = 0;
     for start in starts.iter_mut() {
         let count = *start;

@@ -7,7 +7,7 @@
 //! values move left; every cost it computes is the sorted scan's bit for bit, so it
 //! chooses the same split.
 
-use super::counted_scan::{whole_offsets, ValueTable};
+use super::counted_scan::{count_values, whole_offsets, ValueTable};
 use super::criterion::{NodeTargets, SplitCriterion};
 use super::scan::{midpoint, NodeScan};
 use super::search::SplitCandidate;
@@ -120,14 +120,10 @@ impl<C: SplitCriterion> NodeScan<'_, C> {
         // Sample counts matter only to keep `min_samples_leaf` samples on each side;
         // otherwise a value is present when a sample takes it.
         let count_samples = self.min_leaf > 1;
-        let counts = &mut table.counts;
         if count_samples {
-            counts.clear();
-            counts.resize(span, 0);
-            for &offset in &table.offsets {
-                counts[offset as usize] += 1;
-            }
+            count_values(&table.offsets, span, &mut table.counts);
         }
+        let counts = &table.counts;
         // The present values in ascending order, listed without a branch per value.
         table.present_offsets.clear();
         table.present_offsets.resize(span, 0);
